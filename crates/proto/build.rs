@@ -1,0 +1,31 @@
+//! Compiles the workspace's `.proto` subsets with protox (pure Rust, no
+//! `protoc`) and generates prost code for them.
+
+use std::error::Error;
+
+/// Directory holding the `.proto` files, relative to this crate.
+const PROTO_ROOT: &str = "../../proto";
+
+/// Every file compiled into the crate; imports are resolved from `PROTO_ROOT`.
+const PROTO_FILES: &[&str] = &[
+    "kvproto/metapb.proto",
+    "kvproto/errorpb.proto",
+    "kvproto/kvrpcpb.proto",
+    "kvproto/coprocessor.proto",
+    "tipb/schema.proto",
+    "tipb/expression.proto",
+    "tipb/executor.proto",
+    "tipb/select.proto",
+    "enginepb/changeset.proto",
+];
+
+fn main() -> Result<(), Box<dyn Error>> {
+    println!("cargo:rerun-if-changed={PROTO_ROOT}");
+    for file in PROTO_FILES {
+        println!("cargo:rerun-if-changed={PROTO_ROOT}/{file}");
+    }
+
+    let fds = protox::compile(PROTO_FILES, [PROTO_ROOT])?;
+    prost_build::Config::new().bytes(["."]).compile_fds(fds)?;
+    Ok(())
+}
