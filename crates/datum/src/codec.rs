@@ -432,7 +432,10 @@ mod tests {
 
     #[test]
     fn varints() {
-        assert_eq!(enc(|o| encode_var_u64(o, 0xDEAD_BEEF_BAAD)), [0xAD, 0xF5, 0xBE, 0xF7, 0xDB, 0xD5, 0x37]);
+        assert_eq!(
+            enc(|o| encode_var_u64(o, 0xDEAD_BEEF_BAAD)),
+            [0xAD, 0xF5, 0xBE, 0xF7, 0xDB, 0xD5, 0x37]
+        );
         assert_eq!(enc(|o| encode_var_i64(o, -1)), [0x01]);
         assert_eq!(enc(|o| encode_var_i64(o, 1)), [0x02]);
         assert_eq!(enc(|o| encode_var_i64(o, 300)), [0xD8, 0x04]);
@@ -450,7 +453,10 @@ mod tests {
 
     #[test]
     fn compact_bytes() {
-        assert_eq!(enc(|o| encode_compact_bytes(o, b"hello")), hex::decode("0a68656c6c6f").unwrap());
+        assert_eq!(
+            enc(|o| encode_compact_bytes(o, b"hello")),
+            hex::decode("0a68656c6c6f").unwrap()
+        );
         let mut r = Reader::new(&[0x0a, b'h']);
         assert!(decode_compact_bytes(&mut r).is_err());
         // negative length

@@ -80,12 +80,6 @@ pub enum Error {
 /// Result alias for this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// Builds an [`Error::Eof`] when fewer than `need` bytes remain.
-#[inline]
-pub(crate) fn need(what: &'static str, input: &[u8], need: usize) -> Result<()> {
-    if input.len() < need { Err(Error::Eof { what, need, have: input.len() }) } else { Ok(()) }
-}
-
 /// Builds an [`Error::Parse`] with the offending text cut to 64 bytes.
 pub(crate) fn parse_error(what: &'static str, text: &str) -> Error {
     let mut end = text.len().min(64);

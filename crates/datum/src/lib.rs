@@ -6,20 +6,41 @@
 //! Contents:
 //! - [`codec`]: comparable numbers, varints, memcomparable and compact bytes, and the
 //!   [`Reader`] cursor every decoder reads through;
-//! - [`Datum`] and the datum flags, in key (comparable) and value mode;
-//! - [`Decimal`] with MySQL semantics, [`Time`] and [`Duration`];
+//! - [`Datum`] and the datum flags, in key, value and response mode ([`datum`]);
+//! - [`Decimal`] with MySQL semantics, [`Time`] with time zones ([`Tz`]) and [`Duration`];
 //! - row formats v1 and v2 ([`row`]);
-//! - table keys, index keys and the API v2 keyspace prefix ([`key`]).
+//! - table keys, index keys and the API v2 keyspace prefix ([`key`]);
+//! - the columnar chunk layout of TypeChunk responses ([`chunk`]).
+//!
+//! ```
+//! use rcop_datum::{key, row::{Row, Column, RowEncoder}};
+//!
+//! let mut k = Vec::new();
+//! key::encode_record_key(&mut k, 53, 2);
+//! assert_eq!(key::decode_record_key(&k).unwrap(), (53, 2));
+//!
+//! let mut value = Vec::new();
+//! RowEncoder::new().int(1, 10).bytes(3, b"ab").finish(&mut value).unwrap();
+//! let row = Row::parse(&value).unwrap();
+//! assert_eq!(row.get(3).unwrap(), Column::V2(b"ab"));
+//! assert_eq!(row.get(2).unwrap(), Column::Missing);
+//! ```
 
 mod error;
 
+pub mod chunk;
 pub mod codec;
+pub mod datum;
 pub mod decimal;
 pub mod duration;
+pub mod key;
+pub mod row;
 pub mod time;
 
 pub use codec::Reader;
-pub use decimal::Decimal;
+pub use datum::{Datum, Mode};
+pub use decimal::{Decimal, Res};
 pub use duration::Duration;
 pub use error::{Error, Result};
-pub use time::Time;
+pub use key::KeyspaceId;
+pub use time::{Time, TimeType, Tz};

@@ -5,6 +5,7 @@ use proptest::prelude::*;
 use rcop_datum::Reader;
 use rcop_datum::codec::*;
 
+#[expect(clippy::unwrap_used, reason = "test vectors are literal hex")]
 fn h(s: &str) -> Vec<u8> {
     hex::decode(s.replace(' ', "")).unwrap()
 }
@@ -24,9 +25,21 @@ fn memcomparable_upstream_vectors() {
         ("010203", "0102030000000000 fa", "fefdfcffffffffff 05"),
         ("01020300", "0102030000000000 fb", "fefdfcffffffffff 04"),
         ("01020304050607", "0102030405060700 fe", "fefdfcfbfaf9f8ff 01"),
-        ("0000000000000000", "0000000000000000 ff 0000000000000000 f7", "ffffffffffffffff 00 ffffffffffffffff 08"),
-        ("0102030405060708", "0102030405060708 ff 0000000000000000 f7", "fefdfcfbfaf9f8f7 00 ffffffffffffffff 08"),
-        ("010203040506070809", "0102030405060708 ff 0900000000000000 f8", "fefdfcfbfaf9f8f7 00 f6ffffffffffffff 07"),
+        (
+            "0000000000000000",
+            "0000000000000000 ff 0000000000000000 f7",
+            "ffffffffffffffff 00 ffffffffffffffff 08",
+        ),
+        (
+            "0102030405060708",
+            "0102030405060708 ff 0000000000000000 f7",
+            "fefdfcfbfaf9f8f7 00 ffffffffffffffff 08",
+        ),
+        (
+            "010203040506070809",
+            "0102030405060708 ff 0900000000000000 f8",
+            "fefdfcfbfaf9f8f7 00 f6ffffffffffffff 07",
+        ),
     ];
     for &(input, asc, desc) in cases {
         let input = h(input);
