@@ -148,7 +148,9 @@ impl Datum {
                 codec::encode_i64(out, d.nanos());
             }
             Datum::Json(j) => {
-                json_len(j)?;
+                if json_len(j)? != j.len() {
+                    return Err(Error::Invalid { what: "json", reason: "bytes after the value" });
+                }
                 out.push(flag::JSON);
                 out.extend_from_slice(j);
             }
@@ -204,6 +206,20 @@ impl Datum {
             _ => Err(Error::Invalid { what: "time datum", reason: "not an unsigned integer" }),
         }
     }
+}
+
+/// Appends a decimal datum stored as DECIMAL(`prec`, `frac`): the form index keys use, where
+/// every value of a column shares one `(prec, frac)` so that the bytes sort numerically.
+/// Rounding to `frac` is reported as `Truncated`, a value too big for `prec` as `Overflow`.
+pub fn encode_decimal_datum(
+    out: &mut Vec<u8>,
+    d: &Decimal,
+    prec: u8,
+    frac: u8,
+) -> Result<crate::decimal::Res<()>> {
+    let start = out.len();
+    out.push(flag::DECIMAL);
+    d.write_bin(prec, frac, out).inspect_err(|_| out.truncate(start))
 }
 
 /// Appends every datum of `values` in `mode`.
@@ -496,6 +512,20 @@ mod tests {
         assert_eq!(json_len(&obj).unwrap(), 29);
         assert!(json_len(&obj[..28]).is_err());
         assert!(json_len(&[0x42]).is_err());
+    }
+
+    #[test]
+    fn decimal_key_order_with_column_scale() {
+        let mut a = Vec::new();
+        let mut b = Vec::new();
+        let x: Decimal = "1.25".parse().unwrap();
+        let y: Decimal = "9.5".parse().unwrap();
+        encode_decimal_datum(&mut a, &x, 10, 2).unwrap().into_result().unwrap();
+        encode_decimal_datum(&mut b, &y, 10, 2).unwrap().into_result().unwrap();
+        assert!(a < b);
+        assert_eq!(decode_decimal_datum(&mut Reader::new(&b)).unwrap(), Some(y));
+        assert!(encode_decimal_datum(&mut a, &x, 0, 0).is_err());
+        assert!(Datum::Json(vec![JSON_LITERAL, 1, 7]).encode(Mode::Value, &mut a).is_err());
     }
 
     #[test]

@@ -649,6 +649,9 @@ impl Decimal {
         {
             return invalid("fraction word has more digits than frac_cnt");
         }
+        if result_frac_cnt > MAX_FRACTION {
+            return invalid("result fraction count above 30");
+        }
         d.int_cnt = int_cnt;
         d.frac_cnt = frac_cnt;
         d.negative = neg == 1;
@@ -976,7 +979,9 @@ fn parse_impl(s: &[u8]) -> Option<(Res<Decimal>, bool)> {
         return Some((Res::Ok(dec), consumed));
     }
     let round_up = d.get(first_dropped) >= 5;
-    let any_dropped = (first_dropped..len).any(|k| d.get(k) != 0);
+    // Digits before position 0 are implicit zeros: a huge negative exponent must not make this
+    // loop walk them one by one.
+    let any_dropped = (first_dropped.max(0)..len).any(|k| d.get(k) != 0);
     if !round_up {
         let r = if any_dropped { Res::Truncated(dec) } else { Res::Ok(dec) };
         return Some((r, consumed));

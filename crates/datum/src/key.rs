@@ -66,6 +66,16 @@ pub fn split_keyspace(key: &[u8]) -> Result<(KeyspaceId, &[u8])> {
     }
 }
 
+/// Like [`split_keyspace`], but only for transactional (`x`) keys — what coprocessor ranges
+/// and MVCC keys carry.
+pub fn split_txn_keyspace(key: &[u8]) -> Result<(KeyspaceId, &[u8])> {
+    match key.first() {
+        Some(&KEYSPACE_TXN) => split_keyspace(key),
+        Some(_) => Err(Error::Invalid { what: "keyspace key", reason: "not a transactional key" }),
+        None => Err(Error::Eof { what: "keyspace prefix", need: KEYSPACE_PREFIX_LEN, have: 0 }),
+    }
+}
+
 fn table_prefix(out: &mut Vec<u8>, table_id: i64, sep: &[u8; 2]) {
     out.push(TABLE_PREFIX);
     codec::encode_i64(out, table_id);
@@ -230,6 +240,8 @@ mod tests {
         assert!(split_keyspace(b"x12").is_err());
         assert!(split_keyspace(b"m123t").is_err());
         assert_eq!(split_keyspace(b"r\0\0\x01").unwrap(), (KeyspaceId(1), &b""[..]));
+        assert!(split_txn_keyspace(b"r\0\0\x01").is_err());
+        assert_eq!(split_txn_keyspace(&key).unwrap().0, KeyspaceId(0x010203));
     }
 
     #[test]

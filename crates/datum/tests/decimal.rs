@@ -867,3 +867,14 @@ proptest! {
         prop_assert_eq!(back.value(), diff);
     }
 }
+
+/// A huge negative exponent must neither hang nor panic (found in review: the digit scan used
+/// to walk every implicit leading zero).
+#[test]
+fn huge_negative_exponent_is_fast() {
+    for s in ["1e-1099511627776", "1e-9999999999", "-5e-99999999999999999999", "9.99e-4000000000"] {
+        let r = Decimal::parse(s).unwrap();
+        assert!(r.value().is_zero(), "{s}");
+        assert!(r.is_truncated(), "{s}");
+    }
+}

@@ -48,15 +48,17 @@ impl<'a> RowV1<'a> {
         })
     }
 
-    /// The encoded datum of column `id`, or `None` when the row does not hold it.
+    /// The encoded datum of column `id`, or `None` when the row does not hold it. When an id
+    /// repeats, the last pair wins, as in TiDB and TiKV (which build a map).
     pub fn get(&self, id: i64) -> Result<Option<&'a [u8]>> {
+        let mut found = None;
         for c in self.columns() {
             let (cid, value) = c?;
             if cid == id {
-                return Ok(Some(value));
+                found = Some(value);
             }
         }
-        Ok(None)
+        Ok(found)
     }
 }
 
@@ -102,5 +104,7 @@ mod tests {
         // value with a bad flag
         assert!(RowV1::new(&[8, 2, 0x77]).validate().is_err());
         assert_eq!(RowV1::new(&[8, 2, 0x77]).columns().count(), 1);
+        // A repeated id: the last value wins.
+        assert_eq!(RowV1::new(&[8, 2, 8, 2, 8, 2, 8, 4]).get(1).unwrap(), Some(&[8u8, 4][..]));
     }
 }

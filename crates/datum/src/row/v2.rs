@@ -68,6 +68,21 @@ impl<'a> RowSlice<'a> {
         let rest = r.rest();
         let mut row =
             RowSlice { big, non_null_ids, null_ids, offsets, values: &[], checksum: None };
+        // Lookups binary-search the id lists: they must be strictly ascending, and no id may
+        // be both NULL and non-NULL.
+        let ascending =
+            |ids: &[u8], n: usize| (1..n).all(|i| row.id_at(ids, i - 1) < row.id_at(ids, i));
+        if !ascending(non_null_ids, non_null) || !ascending(null_ids, null) {
+            return Err(Error::Invalid {
+                what: "row v2",
+                reason: "column ids not strictly ascending",
+            });
+        }
+        if (0..null).any(|i| {
+            row.search(non_null_ids, non_null, i64::from(row.id_at(null_ids, i))).is_some()
+        }) {
+            return Err(Error::Invalid { what: "row v2", reason: "column both NULL and non-NULL" });
+        }
         let mut prev = 0usize;
         for i in 0..non_null {
             let end = row.offset_at(i);
@@ -562,6 +577,10 @@ mod tests {
         assert!(RowSlice::parse(&[0x80, 0, 1, 0, 0, 0, 1, 5, 0, 1]).is_err());
         // descending offsets
         assert!(RowSlice::parse(&[0x80, 0, 2, 0, 0, 0, 1, 2, 2, 0, 1, 0, 9, 9]).is_err());
+        // ids out of order, repeated, or both NULL and non-NULL
+        assert!(RowSlice::parse(&[0x80, 0, 2, 0, 0, 0, 5, 1, 1, 0, 2, 0, 0xAA, 0xBB]).is_err());
+        assert!(RowSlice::parse(&[0x80, 0, 2, 0, 0, 0, 1, 1, 1, 0, 2, 0, 0xAA, 0xBB]).is_err());
+        assert!(RowSlice::parse(&[0x80, 0, 1, 0, 1, 0, 1, 1, 1, 0, 0xAA]).is_err());
         assert!(decode_v2_i64(&[1, 2, 3]).is_err());
         assert!(decode_v2_f64(&[1, 2, 3]).is_err());
         let mut out = Vec::new();
