@@ -1,0 +1,192 @@
+//! Byte reservations against `memory-upper-threshold`.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::error::{Error, MEMORY_LIMIT_EXCEEDED_LABEL, Result};
+use crate::metrics::LimiterMetrics;
+use crate::units::MemoryThreshold;
+
+/// Accounts bytes that requests are about to use (a snapshot being rebuilt, a response being
+/// built) against a fixed capacity.
+///
+/// A reservation that does not fit fails at once with the shortfall; nothing waits. Reserved
+/// bytes come back when the [`MemoryReservation`] is dropped.
+#[derive(Debug)]
+pub struct MemoryLimiter {
+    capacity: u64,
+    used: AtomicU64,
+    metrics: Option<LimiterMetrics>,
+}
+
+impl MemoryLimiter {
+    /// A limiter of `capacity` bytes.
+    pub fn new(capacity: u64) -> Self {
+        MemoryLimiter { capacity, used: AtomicU64::new(0), metrics: None }
+    }
+
+    /// A limiter of `threshold` resolved against a memory limit of `limit` bytes.
+    pub fn from_threshold(threshold: &MemoryThreshold, limit: u64) -> Self {
+        Self::new(threshold.resolve(limit))
+    }
+
+    /// Reports reserved bytes (`tikv_worker_memory_limiter_current_used`) and rejections.
+    pub fn with_metrics(mut self, metrics: LimiterMetrics) -> Self {
+        self.metrics = Some(metrics);
+        self
+    }
+
+    /// The capacity in bytes.
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// Bytes reserved now.
+    pub fn used(&self) -> u64 {
+        self.used.load(Ordering::Acquire)
+    }
+
+    /// Bytes free now.
+    pub fn available(&self) -> u64 {
+        self.capacity.saturating_sub(self.used())
+    }
+
+    /// Reserves `bytes`, or fails with [`Error::MemoryLimitExceeded`] if fewer are free.
+    pub fn try_reserve(self: &Arc<Self>, bytes: u64) -> Result<MemoryReservation> {
+        let mut used = self.used.load(Ordering::Acquire);
+        loop {
+            let available = self.capacity.saturating_sub(used);
+            if bytes > available {
+                if let Some(m) = &self.metrics {
+                    m.reject(MEMORY_LIMIT_EXCEEDED_LABEL);
+                }
+                return Err(Error::MemoryLimitExceeded {
+                    requested: bytes,
+                    available,
+                    capacity: self.capacity,
+                    shortfall: bytes - available,
+                });
+            }
+            // `used + bytes <= capacity` here, so no overflow.
+            match self.used.compare_exchange_weak(
+                used,
+                used + bytes,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => break,
+                Err(now) => used = now,
+            }
+        }
+        self.gauge_add(bytes, true);
+        Ok(MemoryReservation { limiter: Arc::clone(self), bytes })
+    }
+
+    fn gauge_add(&self, bytes: u64, add: bool) {
+        if let Some(m) = &self.metrics {
+            let delta = i64::try_from(bytes).unwrap_or(i64::MAX);
+            m.memory_used().add(if add { delta } else { -delta });
+        }
+    }
+}
+
+/// Bytes reserved in a [`MemoryLimiter`], given back on drop.
+#[derive(Debug)]
+#[must_use = "the bytes are released as soon as this is dropped"]
+pub struct MemoryReservation {
+    limiter: Arc<MemoryLimiter>,
+    bytes: u64,
+}
+
+impl MemoryReservation {
+    /// The bytes this reservation holds.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+impl Drop for MemoryReservation {
+    fn drop(&mut self) {
+        self.limiter.used.fetch_sub(self.bytes, Ordering::AcqRel);
+        self.limiter.gauge_add(self.bytes, false);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::units::ReadableSize;
+    use prometheus::Registry;
+
+    #[test]
+    fn reservations_account_and_release() {
+        let metrics = LimiterMetrics::register(&Registry::new()).unwrap();
+        let limiter = Arc::new(MemoryLimiter::new(1000).with_metrics(metrics.clone()));
+        let a = limiter.try_reserve(600).unwrap();
+        assert_eq!((a.bytes(), limiter.used(), limiter.available()), (600, 600, 400));
+        assert_eq!(metrics.memory_used().get(), 600);
+        match limiter.try_reserve(500) {
+            Err(Error::MemoryLimitExceeded { requested, available, capacity, shortfall }) => {
+                assert_eq!((requested, available, capacity, shortfall), (500, 400, 1000, 100));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(limiter.used(), 600, "a failed reservation leaves nothing behind");
+        assert_eq!(
+            metrics.failed_requests().with_label_values(&["memory_limit_exceeded"]).get(),
+            1
+        );
+        let b = limiter.try_reserve(400).unwrap();
+        assert_eq!(limiter.available(), 0);
+        let zero = limiter.try_reserve(0).unwrap();
+        drop(a);
+        assert_eq!(limiter.used(), 400);
+        drop((b, zero));
+        assert_eq!((limiter.used(), metrics.memory_used().get()), (0, 0));
+        // Larger than the whole capacity.
+        let err = limiter.try_reserve(u64::MAX).unwrap_err();
+        assert!(
+            matches!(err, Error::MemoryLimitExceeded { shortfall, .. } if shortfall == u64::MAX - 1000)
+        );
+        assert!(err.is_retryable());
+    }
+
+    #[test]
+    fn capacity_from_threshold() {
+        let l = MemoryLimiter::from_threshold(&MemoryThreshold::Percent(80.0), 10 << 30);
+        assert_eq!(l.capacity(), 8 << 30);
+        let l = MemoryLimiter::from_threshold(
+            &MemoryThreshold::Absolute(ReadableSize(512 << 20)),
+            10 << 30,
+        );
+        assert_eq!(l.capacity(), 512 << 20);
+    }
+
+    #[test]
+    fn concurrent_reservations_never_exceed_capacity() {
+        let limiter = Arc::new(MemoryLimiter::new(10_000));
+        let peak = Arc::new(AtomicU64::new(0));
+        let threads: Vec<_> = (0..4)
+            .map(|t| {
+                let (limiter, peak) = (Arc::clone(&limiter), Arc::clone(&peak));
+                std::thread::spawn(move || {
+                    let mut held = Vec::new();
+                    for i in 0..5_000u64 {
+                        if let Ok(r) = limiter.try_reserve(1 + (i * 7 + t) % 900) {
+                            held.push(r);
+                        }
+                        peak.fetch_max(limiter.used(), Ordering::Relaxed);
+                        if i % 3 == 0 {
+                            held.clear();
+                        }
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert!(peak.load(Ordering::Relaxed) <= 10_000);
+        assert_eq!(limiter.used(), 0);
+    }
+}
