@@ -317,3 +317,36 @@ fn upstream_row_v2_test_encode() {
     let v = v2_value(row.get(16)).unwrap();
     assert_eq!(v2::decode_v2_i64(v).unwrap(), 1_000_000_000);
 }
+
+/// Inputs that once failed a fuzz target (fuzz/regressions/<target>/), replayed here.
+#[test]
+fn fuzz_regressions_row() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/regressions/row");
+    let mut n = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let data = std::fs::read(entry.unwrap().path()).unwrap();
+        n += 1;
+        let Ok(row) = Row::parse(&data) else { continue };
+        for id in [-1i64, 0, 1, 2, 3, 8, 12, 255, 256, 335, i64::MAX] {
+            let Ok(Column::V2(v)) = row.get(id) else { continue };
+            for kind in [
+                ValueKind::Int,
+                ValueKind::Uint,
+                ValueKind::Float,
+                ValueKind::Bytes,
+                ValueKind::Decimal,
+                ValueKind::Time,
+                ValueKind::Duration,
+                ValueKind::Json,
+            ] {
+                let mut out = Vec::new();
+                if v2::v2_value_to_datum(v, kind, &mut out).is_ok() {
+                    let mut r = Reader::new(&out);
+                    assert!(Datum::decode(&mut r).is_ok(), "{kind:?} {v:02x?} -> {out:02x?}");
+                    assert!(r.is_empty());
+                }
+            }
+        }
+    }
+    assert!(n > 0);
+}

@@ -13,7 +13,7 @@ use crate::datum::flag;
 use crate::decimal::{Decimal, Res};
 use crate::duration::Duration;
 use crate::error::{Error, Result};
-use crate::time::Time;
+use crate::time::{MAX_FSP, Time, TimeType};
 
 /// First byte of every v2 row.
 pub const CODEC_VER: u8 = 128;
@@ -308,16 +308,24 @@ pub fn encode_v2_u64(out: &mut Vec<u8>, v: u64) {
 
 /// Rewrites one v2 value as the datum TiKV evaluates (TypeDefault response encoding):
 /// int `03`+i64, uint `04`+u64, float `05`, bytes `02`+compact, decimal `06`, time `04`+packed,
-/// duration `07`, json `0A`. Checks the value's length against its kind.
+/// duration `07`, json `0A`. Checks the value's length against its kind, and that times,
+/// durations, decimals and JSON are in range and well formed, so the datum written always
+/// decodes.
 pub fn v2_value_to_datum(v: &[u8], kind: ValueKind, out: &mut Vec<u8>) -> Result<()> {
     match kind {
         ValueKind::Int => {
             out.push(flag::INT);
             codec::encode_i64(out, decode_v2_i64(v)?);
         }
-        ValueKind::Uint | ValueKind::Time => {
+        ValueKind::Uint => {
             out.push(flag::UINT);
             codec::encode_u64(out, decode_v2_u64(v)?);
+        }
+        ValueKind::Time => {
+            let packed = decode_v2_u64(v)?;
+            Time::from_packed_u64(packed, TimeType::DateTime, MAX_FSP)?;
+            out.push(flag::UINT);
+            codec::encode_u64(out, packed);
         }
         ValueKind::Float => {
             out.push(flag::FLOAT);
@@ -337,8 +345,10 @@ pub fn v2_value_to_datum(v: &[u8], kind: ValueKind, out: &mut Vec<u8>) -> Result
             out.extend_from_slice(v);
         }
         ValueKind::Duration => {
+            let nanos = decode_v2_i64(v)?;
+            Duration::from_nanos(nanos, MAX_FSP)?;
             out.push(flag::DURATION);
-            codec::encode_i64(out, decode_v2_i64(v)?);
+            codec::encode_i64(out, nanos);
         }
         ValueKind::Json => {
             let n = crate::datum::json_len(v)?;
