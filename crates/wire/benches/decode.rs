@@ -69,6 +69,16 @@ fn benches(c: &mut Criterion) {
         })
     });
 
+    // Baseline measured in the same run: copying the body once, i.e. what one pass over
+    // 64 MiB costs on this machine's memory bandwidth.
+    let mut copy = vec![0u8; body.len()];
+    group.bench_function("baseline_memcpy", |b| {
+        b.iter(|| {
+            copy.copy_from_slice(black_box(&body));
+            black_box(copy.as_ptr())
+        })
+    });
+
     let mut out = Vec::with_capacity(body.len());
     group.bench_function("encode", |b| {
         b.iter(|| {
