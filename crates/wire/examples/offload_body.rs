@@ -108,7 +108,6 @@ fn main() -> Result<(), Box<dyn Error>> {
             inner_key_off: 4,
             ..Default::default()
         }),
-        ..Default::default()
     };
 
     // 4. The body, rows streamed straight into it (commit_ts 300 for both).
