@@ -1,0 +1,195 @@
+//! The block cache (decompressed blocks) and the metadata cache (per-file index, filter and
+//! properties), both byte-weighted with single-flight loading.
+//!
+//! The block cache is a `quick_cache` sync cache: its hit path is a sharded read lock and a
+//! hash probe, which measured ~20 M lookups/s on one core against ~3–6 M for `moka` on
+//! the same machine (`benches/cache.rs`: `block_cache/hit_1000` vs
+//! `block_cache/moka_sync_hit_1000`; target ≥ 10 M). The metadata cache is read once per
+//! file per request and stays on `moka`'s future cache.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use moka::future::Cache;
+
+use crate::block::Block;
+use crate::error::{Error, Result};
+use crate::table::TableMeta;
+use crate::types::{BlockKey, FileId};
+
+/// Bytes charged per cached block besides its payload (key, handle, cache entry).
+const BLOCK_OVERHEAD: u64 = 64;
+/// Expected decompressed block size, to size the cache's tables (`cop-block-size` upstream).
+const EXPECTED_BLOCK_SIZE: u64 = 32 << 10;
+
+#[derive(Debug, Clone, Copy)]
+struct BlockWeighter;
+
+impl quick_cache::Weighter<BlockKey, Block> for BlockWeighter {
+    fn weight(&self, _: &BlockKey, b: &Block) -> u64 {
+        b.size() as u64 + BLOCK_OVERHEAD
+    }
+}
+
+/// Decompressed blocks keyed by (file id, block offset), weighted by bytes.
+///
+/// Lookups are synchronous and cheap; concurrent misses for the same key run one load and
+/// the others wait for it (if that load fails, the next waiter loads). Cheap to clone.
+#[derive(Clone)]
+pub struct BlockCache {
+    inner: Arc<quick_cache::sync::Cache<BlockKey, Block, BlockWeighter>>,
+}
+
+impl std::fmt::Debug for BlockCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlockCache")
+            .field("entries", &self.inner.len())
+            .field("weighted_size", &self.inner.weight())
+            .field("capacity", &self.inner.capacity())
+            .finish()
+    }
+}
+
+impl BlockCache {
+    /// A cache holding up to `capacity_bytes` of decompressed blocks (0 keeps nothing,
+    /// but concurrent loads are still coalesced).
+    pub fn new(capacity_bytes: u64) -> Self {
+        let items = (capacity_bytes / (EXPECTED_BLOCK_SIZE + BLOCK_OVERHEAD)).max(16);
+        BlockCache {
+            inner: Arc::new(quick_cache::sync::Cache::with_weighter(
+                usize::try_from(items).unwrap_or(usize::MAX),
+                capacity_bytes,
+                BlockWeighter,
+            )),
+        }
+    }
+
+    /// The cached block, if any.
+    #[inline]
+    pub fn get(&self, key: &BlockKey) -> Option<Block> {
+        self.inner.get(key)
+    }
+
+    /// True when `key` is cached (no recency update).
+    pub fn contains(&self, key: &BlockKey) -> bool {
+        self.inner.contains_key(key)
+    }
+
+    /// The cached block, or the result of `load` (run once for concurrent callers).
+    pub async fn get_or_load<F>(&self, key: BlockKey, load: F) -> Result<Block>
+    where
+        F: Future<Output = Result<Block>>,
+    {
+        self.inner.get_or_insert_async(&key, load).await
+    }
+
+    /// Inserts a block.
+    pub fn insert(&self, key: BlockKey, block: Block) {
+        self.inner.insert(key, block)
+    }
+
+    /// Number of cached blocks.
+    pub fn entry_count(&self) -> u64 {
+        self.inner.len() as u64
+    }
+
+    /// Bytes charged.
+    pub fn weighted_size(&self) -> u64 {
+        self.inner.weight()
+    }
+
+    /// Capacity in bytes.
+    pub fn capacity(&self) -> u64 {
+        self.inner.capacity()
+    }
+}
+
+/// Per-file metadata (index, filter, properties) keyed by file id, weighted by bytes.
+#[derive(Clone)]
+pub struct MetaCache {
+    inner: Cache<FileId, Arc<TableMeta>>,
+}
+
+impl std::fmt::Debug for MetaCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MetaCache").field("entries", &self.inner.entry_count()).finish()
+    }
+}
+
+impl MetaCache {
+    /// A cache holding up to `capacity_bytes` of metadata.
+    pub fn new(capacity_bytes: u64) -> Self {
+        MetaCache {
+            inner: Cache::builder()
+                .max_capacity(capacity_bytes)
+                .weigher(|_: &FileId, m: &Arc<TableMeta>| {
+                    u32::try_from(m.size()).unwrap_or(u32::MAX)
+                })
+                .build(),
+        }
+    }
+
+    /// The cached metadata, or the result of `load` (run once for concurrent callers).
+    pub async fn get_or_load<F>(&self, id: FileId, load: F) -> Result<Arc<TableMeta>>
+    where
+        F: Future<Output = Result<Arc<TableMeta>>>,
+    {
+        self.inner.try_get_with(id, load).await.map_err(|e: Arc<Error>| (*e).clone())
+    }
+
+    /// The cached metadata, if any.
+    pub async fn get(&self, id: FileId) -> Option<Arc<TableMeta>> {
+        self.inner.get(&id).await
+    }
+
+    /// Drops the metadata of `id` (for example after a corrupt read).
+    pub async fn invalidate(&self, id: FileId) {
+        self.inner.invalidate(&id).await
+    }
+
+    /// Number of cached files (approximate until pending maintenance ran).
+    pub fn entry_count(&self) -> u64 {
+        self.inner.entry_count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::block::BlockKind;
+    use bytes::Bytes;
+
+    fn block(n_bytes: usize) -> Block {
+        let mut b = crate::block::BlockBuilder::default();
+        b.add(
+            b"k",
+            &crate::types::ValueRef {
+                meta: 0,
+                version: 1,
+                old_version: None,
+                user_meta: &[],
+                value: &vec![7; n_bytes],
+            },
+        );
+        let mut out = Vec::new();
+        b.finish_into(&mut out).unwrap();
+        Block::decode(Bytes::from(out), BlockKind::Data, FileId(1), 0).unwrap()
+    }
+
+    #[test]
+    fn zero_capacity_keeps_nothing_and_weights_count_bytes() {
+        let key = |o| BlockKey { file_id: FileId(1), offset: o };
+        let none = BlockCache::new(0);
+        none.insert(key(0), block(100));
+        assert!(none.get(&key(0)).is_none());
+
+        let c = BlockCache::new(1 << 20);
+        let b = block(1000);
+        let size = b.size() as u64;
+        c.insert(key(0), b);
+        assert_eq!(c.weighted_size(), size + BLOCK_OVERHEAD);
+        assert_eq!(c.get(&key(0)).map(|b| b.len()), Some(1));
+        assert!(c.contains(&key(0)));
+        assert!(!c.contains(&key(1)));
+    }
+}

@@ -1,0 +1,169 @@
+//! Block checksums and compression.
+//!
+//! A stored block is `u32 checksum | payload`, where the checksum covers the payload bytes
+//! as stored (compressed). LZ4 payloads are `u32 uncompressed length | raw LZ4 block`;
+//! Zstd payloads are one frame that records its content size.
+
+use bytes::Bytes;
+
+use crate::error::{CorruptKind, Error, Result};
+use crate::types::{ChecksumType, Compression, FileId};
+
+/// Upper bound on a decompressed block. Blocks are 64 KiB by default; one huge entry can
+/// make a block larger, but nothing the builder writes comes near this. It keeps a corrupt
+/// length field from asking for gigabytes.
+pub const MAX_BLOCK_SIZE: usize = 256 << 20;
+
+/// Appends `u32 checksum | compressed(payload)` to `out`.
+pub(crate) fn encode_block(
+    payload: &[u8],
+    compression: Compression,
+    checksum: ChecksumType,
+    zstd_level: i32,
+    out: &mut Vec<u8>,
+) -> Result<()> {
+    let start = out.len();
+    out.extend_from_slice(&[0; 4]);
+    match compression {
+        Compression::None => out.extend_from_slice(payload),
+        Compression::Lz4 => {
+            let len = u32::try_from(payload.len())
+                .map_err(|_| Error::InvalidInput { reason: "block larger than 4 GiB".into() })?;
+            out.extend_from_slice(&len.to_le_bytes());
+            let body = out.len();
+            out.resize(body + lz4_flex::block::get_maximum_output_size(payload.len()), 0);
+            let n = lz4_flex::block::compress_into(payload, &mut out[body..]).map_err(|e| {
+                Error::InvalidInput { reason: format!("lz4 compression failed: {e}") }
+            })?;
+            out.truncate(body + n);
+        }
+        Compression::Zstd => {
+            let frame = zstd::bulk::compress(payload, zstd_level).map_err(|e| {
+                Error::InvalidInput { reason: format!("zstd compression failed: {e}") }
+            })?;
+            out.extend_from_slice(&frame);
+        }
+    }
+    let sum = checksum.compute(&out[start + 4..]);
+    out[start..start + 4].copy_from_slice(&sum.to_le_bytes());
+    Ok(())
+}
+
+/// Verifies the checksum of a stored block and returns its decompressed payload.
+///
+/// `offset` is the block's absolute file offset, used in errors.
+pub(crate) fn decode_block(
+    stored: &Bytes,
+    compression: Compression,
+    checksum: ChecksumType,
+    file_id: FileId,
+    offset: u64,
+) -> Result<Bytes> {
+    let corrupt = |kind, detail| Error::corrupt(file_id, offset, kind, detail);
+    let (sum, body) = stored
+        .split_first_chunk::<4>()
+        .ok_or_else(|| corrupt(CorruptKind::Truncated, "block shorter than its checksum"))?;
+    verify_checksum(checksum, u32::from_le_bytes(*sum), body)
+        .map_err(|()| corrupt(CorruptKind::ChecksumMismatch, "block checksum"))?;
+    match compression {
+        Compression::None => Ok(stored.slice(4..)),
+        Compression::Lz4 => {
+            let (len, raw) = body
+                .split_first_chunk::<4>()
+                .ok_or_else(|| corrupt(CorruptKind::Truncated, "lz4 length"))?;
+            let len = u32::from_le_bytes(*len) as usize;
+            // LZ4 cannot expand a block by more than 255:1.
+            if len > MAX_BLOCK_SIZE || len > raw.len().saturating_mul(255).saturating_add(16) {
+                return Err(corrupt(CorruptKind::Decompress, "lz4 length implausible"));
+            }
+            let mut out = vec![0u8; len];
+            let n = lz4_flex::block::decompress_into(raw, &mut out)
+                .map_err(|_| corrupt(CorruptKind::Decompress, "lz4 payload"))?;
+            if n != len {
+                return Err(corrupt(CorruptKind::Decompress, "lz4 length mismatch"));
+            }
+            Ok(Bytes::from(out))
+        }
+        Compression::Zstd => {
+            let size = zstd::zstd_safe::get_frame_content_size(body)
+                .ok()
+                .flatten()
+                .ok_or_else(|| corrupt(CorruptKind::Decompress, "zstd frame content size"))?;
+            let size = usize::try_from(size)
+                .ok()
+                .filter(|&s| s <= MAX_BLOCK_SIZE)
+                .ok_or_else(|| corrupt(CorruptKind::Decompress, "zstd size implausible"))?;
+            let out = zstd::bulk::decompress(body, size)
+                .map_err(|_| corrupt(CorruptKind::Decompress, "zstd payload"))?;
+            if out.len() != size {
+                return Err(corrupt(CorruptKind::Decompress, "zstd length mismatch"));
+            }
+            Ok(Bytes::from(out))
+        }
+    }
+}
+
+/// Checks `stored_sum` against `body` under `checksum`.
+pub(crate) fn verify_checksum(
+    checksum: ChecksumType,
+    stored_sum: u32,
+    body: &[u8],
+) -> Result<(), ()> {
+    match checksum {
+        ChecksumType::None => Ok(()),
+        c if c.compute(body) == stored_sum => Ok(()),
+        _ => Err(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn roundtrip(c: Compression) {
+        let payload: Vec<u8> = (0..10_000u32).flat_map(|i| (i % 251).to_le_bytes()).collect();
+        let mut out = Vec::new();
+        encode_block(&payload, c, ChecksumType::Crc32c, 3, &mut out).unwrap();
+        let stored = Bytes::from(out);
+        let got = decode_block(&stored, c, ChecksumType::Crc32c, FileId(1), 0).unwrap();
+        assert_eq!(got.as_ref(), payload.as_slice());
+        // The checksum covers the stored bytes after the checksum field.
+        assert_eq!(
+            u32::from_le_bytes(stored[..4].try_into().unwrap()),
+            crc32c::crc32c(&stored[4..])
+        );
+    }
+
+    #[test]
+    fn roundtrips() {
+        roundtrip(Compression::None);
+        roundtrip(Compression::Lz4);
+        roundtrip(Compression::Zstd);
+    }
+
+    #[test]
+    fn lz4_layout_is_length_then_raw_block() {
+        let payload = b"hello hello hello hello hello";
+        let mut out = Vec::new();
+        encode_block(payload, Compression::Lz4, ChecksumType::Crc32c, 3, &mut out).unwrap();
+        assert_eq!(&out[4..8], &(payload.len() as u32).to_le_bytes());
+        assert_eq!(lz4_flex::block::decompress(&out[8..], payload.len()).unwrap(), payload);
+    }
+
+    #[test]
+    fn bad_checksum_and_payloads_are_typed_errors() {
+        let mut out = Vec::new();
+        encode_block(b"abcdefgh", Compression::Lz4, ChecksumType::Crc32c, 3, &mut out).unwrap();
+        out[6] ^= 1;
+        let e =
+            decode_block(&Bytes::from(out), Compression::Lz4, ChecksumType::Crc32c, FileId(3), 40)
+                .unwrap_err();
+        assert_eq!(e.corrupt_kind(), Some(CorruptKind::ChecksumMismatch));
+        // Garbage under a valid "none" checksum.
+        let garbage = Bytes::from_static(&[0, 0, 0, 0, 0xff, 0xff, 0xff, 0x7f, 1, 2, 3]);
+        for c in [Compression::Lz4, Compression::Zstd] {
+            let e = decode_block(&garbage, c, ChecksumType::None, FileId(3), 40).unwrap_err();
+            assert_eq!(e.corrupt_kind(), Some(CorruptKind::Decompress));
+        }
+    }
+}

@@ -1,0 +1,380 @@
+//! Reading SST files from object storage through the caches, and prefetching the blocks
+//! that key ranges need.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use futures::FutureExt;
+use futures::future::{BoxFuture, Shared};
+use tokio::sync::Semaphore;
+
+use crate::block::Block;
+use crate::cache::{BlockCache, MetaCache};
+use crate::error::{CorruptKind, Error, Result};
+use crate::footer::FOOTER_SIZE;
+use crate::index::BlockHandle;
+use crate::l0::L0Table;
+use crate::store::{SstStore, Tail};
+use crate::table::{BlockSource, Section, TableMeta};
+use crate::types::FileId;
+
+/// Default largest coalesced ranged read (the 8 MiB; not yet tuned by a benchmark).
+pub const DEFAULT_MAX_READ_SIZE: u64 = 8 << 20;
+/// Default number of ranged reads in flight per prefetch. Chosen without a benchmark: 16 ×
+/// 8 MiB bounds one prefetch's buffers at 128 MiB; revisit with a worker-level prefetch bench.
+pub const DEFAULT_MAX_CONCURRENT_READS: usize = 16;
+/// Default size of the first (tail) read when opening a file without a known meta offset:
+/// covers the metadata of a 16 MiB table of ~150-byte entries (≈ 110 k keys: filter ≈ 1.13
+/// bytes per key ≈ 125 KiB, index ≈ 10 KiB) in one request. Not benchmark-tuned; the worker
+/// normally knows `meta_offset` and reads exactly the metadata.
+pub const DEFAULT_OPEN_READ_SIZE: u64 = 256 << 10;
+
+/// Knobs of an [`SstReader`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReaderOptions {
+    /// Adjacent blocks are merged into one ranged read up to this many bytes.
+    pub max_read_size: u64,
+    /// Ranged reads in flight at once per prefetch.
+    pub max_concurrent_reads: usize,
+    /// Bytes read from the end of a file when opening it without a meta offset.
+    pub open_read_size: u64,
+}
+
+impl Default for ReaderOptions {
+    fn default() -> Self {
+        ReaderOptions {
+            max_read_size: DEFAULT_MAX_READ_SIZE,
+            max_concurrent_reads: DEFAULT_MAX_CONCURRENT_READS,
+            open_read_size: DEFAULT_OPEN_READ_SIZE,
+        }
+    }
+}
+
+/// Opens SST files from an [`SstStore`] through a [`MetaCache`] and reads blocks through a
+/// [`BlockCache`]. Cheap to clone; share one per process.
+#[derive(Debug, Clone)]
+pub struct SstReader {
+    store: Arc<SstStore>,
+    blocks: BlockCache,
+    metas: MetaCache,
+    opts: ReaderOptions,
+}
+
+/// One planned ranged read covering adjacent blocks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedRead {
+    /// Absolute byte range in the file.
+    pub range: Range<u64>,
+    /// The blocks it covers.
+    pub blocks: Vec<BlockHandle>,
+}
+
+/// What a prefetch will do: blocks already cached, and the coalesced reads for the rest.
+#[derive(Debug, Clone)]
+pub struct PrefetchPlan {
+    meta: Arc<TableMeta>,
+    cached: Vec<BlockHandle>,
+    reads: Vec<PlannedRead>,
+}
+
+impl PrefetchPlan {
+    /// Bytes the reads will fetch from the store (stored, compressed sizes).
+    pub fn bytes_to_fetch(&self) -> u64 {
+        self.reads.iter().map(|r| r.range.end - r.range.start).sum()
+    }
+
+    /// Stored bytes of every block the ranges need, cached or not: an estimate of the
+    /// memory the pinned blocks will take (decompressed blocks are larger when the file
+    /// is compressed).
+    pub fn bytes_needed(&self) -> u64 {
+        self.bytes_to_fetch() + self.cached.iter().map(|h| u64::from(h.len)).sum::<u64>()
+    }
+
+    /// Number of blocks the ranges need.
+    pub fn num_blocks(&self) -> usize {
+        self.cached.len() + self.reads.iter().map(|r| r.blocks.len()).sum::<usize>()
+    }
+
+    /// The planned ranged reads.
+    pub fn reads(&self) -> &[PlannedRead] {
+        &self.reads
+    }
+
+    /// The table the plan is for.
+    pub fn meta(&self) -> &Arc<TableMeta> {
+        &self.meta
+    }
+}
+
+/// Blocks pinned by a prefetch: a [`BlockSource`] that never does I/O, so a scan over the
+/// prefetched ranges can run synchronously on a compute thread.
+#[derive(Debug, Clone)]
+pub struct Prefetched {
+    file_id: FileId,
+    blocks: HashMap<u32, Block>,
+}
+
+impl Prefetched {
+    /// Number of pinned blocks.
+    pub fn len(&self) -> usize {
+        self.blocks.len()
+    }
+
+    /// True when no block is pinned.
+    pub fn is_empty(&self) -> bool {
+        self.blocks.is_empty()
+    }
+
+    /// Decompressed bytes pinned.
+    pub fn bytes(&self) -> u64 {
+        self.blocks.values().map(|b| b.size() as u64).sum()
+    }
+}
+
+impl BlockSource for Prefetched {
+    fn block(&self, meta: &TableMeta, handle: BlockHandle) -> Result<Block> {
+        let key = meta.block_key(handle);
+        if meta.file_id() != self.file_id {
+            return Err(Error::NotPrefetched {
+                file_id: meta.file_id(),
+                offset: u64::from(key.offset),
+            });
+        }
+        self.blocks
+            .get(&key.offset)
+            .cloned()
+            .ok_or(Error::NotPrefetched { file_id: meta.file_id(), offset: u64::from(key.offset) })
+    }
+}
+
+type SharedRead = Shared<BoxFuture<'static, Result<Arc<Vec<(u32, Block)>>>>>;
+
+impl SstReader {
+    /// A reader over `store` with the given caches.
+    pub fn new(
+        store: Arc<SstStore>,
+        blocks: BlockCache,
+        metas: MetaCache,
+        opts: ReaderOptions,
+    ) -> Self {
+        SstReader { store, blocks, metas, opts }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<SstStore> {
+        &self.store
+    }
+
+    /// The block cache.
+    pub fn block_cache(&self) -> &BlockCache {
+        &self.blocks
+    }
+
+    /// The metadata cache.
+    pub fn meta_cache(&self) -> &MetaCache {
+        &self.metas
+    }
+
+    /// Opens file `id` (an L1+ SST): from the metadata cache, or by reading the end of the
+    /// file — from `meta_offset` when known (`TableCreate.meta_offset`), else the last
+    /// [`ReaderOptions::open_read_size`] bytes plus, if the metadata is larger, one more
+    /// read. Concurrent opens of one file read it once.
+    pub async fn open(&self, id: FileId, meta_offset: Option<u32>) -> Result<Arc<TableMeta>> {
+        let store = self.store.clone();
+        let first = meta_offset
+            .map_or(Tail::Last(self.opts.open_read_size.max(FOOTER_SIZE as u64)), |o| {
+                Tail::From(u64::from(o))
+            });
+        self.metas
+            .get_or_load(id, async move {
+                let (mut tail, mut start, size) = store.get_tail(id, first).await?;
+                // A tail shorter than the footer fails here as Truncated.
+                let footer = TableMeta::footer_of(id, &tail, size)?;
+                let index_offset = u64::from(footer.index_offset);
+                if index_offset < start {
+                    let head = store.get_range(id, index_offset..start).await?;
+                    let mut all = Vec::with_capacity(head.len() + tail.len());
+                    all.extend_from_slice(&head);
+                    all.extend_from_slice(&tail);
+                    tail = Bytes::from(all);
+                    start = index_offset;
+                }
+                let meta = run_blocking(id, move || TableMeta::from_tail(id, 0, tail, start, size))
+                    .await?;
+                Ok(Arc::new(meta))
+            })
+            .await
+    }
+
+    /// Reads L0 file `id` whole and decodes it (L0 files are small and read in full, as
+    /// upstream does; they are not cached here).
+    pub async fn open_l0(&self, id: FileId) -> Result<L0Table> {
+        let data = self.store.get_all(id).await?;
+        run_blocking(id, move || L0Table::open(id, data)).await
+    }
+
+    /// Block `handle` of `meta`, from the cache or fetched with one ranged read
+    /// (concurrent misses fetch once).
+    pub async fn block(&self, meta: &Arc<TableMeta>, handle: BlockHandle) -> Result<Block> {
+        let key = meta.block_key(handle);
+        let store = self.store.clone();
+        let meta = meta.clone();
+        self.blocks
+            .get_or_load(key, async move {
+                let abs = u64::from(key.offset);
+                let stored =
+                    store.get_range(meta.file_id(), abs..abs + u64::from(handle.len)).await?;
+                let id = meta.file_id();
+                run_blocking(id, move || meta.decode_block(handle, &stored)).await
+            })
+            .await
+    }
+
+    /// Plans a prefetch of the blocks of `meta` that overlap `ranges` (`[start, end)`,
+    /// empty end = unbounded): blocks already cached are pinned from the cache, the others
+    /// are merged into ranged reads of adjacent blocks up to
+    /// [`ReaderOptions::max_read_size`]. With `include_old`, the old-version blocks
+    /// overlapping the ranges are included too (reads at an older timestamp need them).
+    ///
+    /// Call [`PrefetchPlan::bytes_to_fetch`] / [`PrefetchPlan::bytes_needed`] to reserve
+    /// memory before [`prefetch`](Self::prefetch).
+    pub fn plan_prefetch(
+        &self,
+        meta: &Arc<TableMeta>,
+        ranges: &[(&[u8], &[u8])],
+        include_old: bool,
+    ) -> PrefetchPlan {
+        let mut handles: Vec<BlockHandle> = Vec::new();
+        let sections: &[Section] =
+            if include_old { &[Section::Data, Section::Old] } else { &[Section::Data] };
+        for &section in sections {
+            for (start, end) in ranges {
+                for i in meta.blocks_for_range(section, start, end) {
+                    handles.push(meta.block_handle(section, i));
+                }
+            }
+        }
+        handles.sort_by_key(|h| h.offset);
+        handles.dedup();
+        let mut cached = Vec::new();
+        let mut reads: Vec<PlannedRead> = Vec::new();
+        for h in handles {
+            if self.blocks.contains(&meta.block_key(h)) {
+                cached.push(h);
+                continue;
+            }
+            let abs = u64::from(meta.block_key(h).offset);
+            let r = abs..abs + u64::from(h.len);
+            match reads.last_mut() {
+                Some(last)
+                    if last.range.end == r.start
+                        && r.end - last.range.start <= self.opts.max_read_size =>
+                {
+                    last.range.end = r.end;
+                    last.blocks.push(h);
+                }
+                _ => reads.push(PlannedRead { range: r, blocks: vec![h] }),
+            }
+        }
+        PrefetchPlan { meta: meta.clone(), cached, reads }
+    }
+
+    /// Runs a plan: fetches its reads (at most [`ReaderOptions::max_concurrent_reads`] at
+    /// once), decodes the blocks on the blocking pool, fills the block cache and returns
+    /// every needed block pinned. A block that another request is already loading is
+    /// awaited rather than fetched twice.
+    pub async fn prefetch(&self, plan: PrefetchPlan) -> Result<Prefetched> {
+        let meta = plan.meta.clone();
+        let id = meta.file_id();
+        let sem = Arc::new(Semaphore::new(self.opts.max_concurrent_reads.max(1)));
+        let mut loads: Vec<BoxFuture<'_, Result<(u32, Block)>>> = Vec::new();
+        for read in plan.reads {
+            let store = self.store.clone();
+            let sem = sem.clone();
+            let meta2 = meta.clone();
+            let blocks = read.blocks.clone();
+            let range = read.range.clone();
+            let shared: SharedRead = async move {
+                let _permit = sem
+                    .acquire_owned()
+                    .await
+                    .map_err(|e| Error::TaskFailed { file_id: id, reason: e.to_string() })?;
+                let bytes = store.get_range(id, range.clone()).await?;
+                run_blocking(id, move || {
+                    blocks
+                        .iter()
+                        .map(|&h| {
+                            let key = meta2.block_key(h);
+                            let s = (u64::from(key.offset) - range.start) as usize;
+                            let stored = bytes
+                                .get(s..s + h.len as usize)
+                                .map(|x| bytes.slice_ref(x))
+                                .ok_or_else(|| {
+                                    Error::corrupt(
+                                        id,
+                                        u64::from(key.offset),
+                                        CorruptKind::Truncated,
+                                        "ranged read shorter than planned",
+                                    )
+                                })?;
+                            meta2.decode_block(h, &stored).map(|b| (key.offset, b))
+                        })
+                        .collect::<Result<Vec<_>>>()
+                        .map(Arc::new)
+                })
+                .await
+            }
+            .boxed()
+            .shared();
+            for h in read.blocks {
+                let key = meta.block_key(h);
+                let shared = shared.clone();
+                loads.push(
+                    async move {
+                        let b = self
+                            .blocks
+                            .get_or_load(key, async move {
+                                let all = shared.await?;
+                                all.iter()
+                                    .find(|(o, _)| *o == key.offset)
+                                    .map(|(_, b)| b.clone())
+                                    .ok_or(Error::NotPrefetched {
+                                        file_id: id,
+                                        offset: u64::from(key.offset),
+                                    })
+                            })
+                            .await?;
+                        Ok((key.offset, b))
+                    }
+                    .boxed(),
+                );
+            }
+        }
+        for h in plan.cached {
+            let meta = meta.clone();
+            loads.push(
+                async move {
+                    // Evicted since planning: load it alone.
+                    let b = self.block(&meta, h).await?;
+                    Ok((meta.block_key(h).offset, b))
+                }
+                .boxed(),
+            );
+        }
+        let blocks = futures::future::try_join_all(loads).await?;
+        Ok(Prefetched { file_id: id, blocks: blocks.into_iter().collect() })
+    }
+}
+
+/// Runs CPU work (decompression, parsing) on the blocking pool, off the I/O threads.
+async fn run_blocking<T, F>(id: FileId, f: F) -> Result<T>
+where
+    F: FnOnce() -> Result<T> + Send + 'static,
+    T: Send + 'static,
+{
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| Error::TaskFailed { file_id: id, reason: e.to_string() })?
+}

@@ -1,0 +1,427 @@
+//! Object storage access: configuration, object keys, ranged reads and typed errors.
+
+use std::ops::Range;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use object_store::aws::AmazonS3Builder;
+use object_store::local::LocalFileSystem;
+use object_store::memory::InMemory as MemoryStore;
+use object_store::path::Path;
+use object_store::{
+    BackoffConfig, ClientOptions, GetOptions, GetRange, ObjectStore, ObjectStoreExt, RetryConfig,
+};
+
+use crate::error::{Error, Result};
+use crate::types::FileId;
+
+/// Root directory of the default local backend (relative to the working directory).
+pub const DEFAULT_LOCAL_ROOT: &str = "rcop-data/sst";
+
+/// Which object store backend to use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Backend {
+    /// S3 or an S3-compatible endpoint.
+    S3,
+    /// A directory on the local filesystem: the default, so a single-machine setup works
+    /// without an object store (and tests can look at the files).
+    Local {
+        /// Root directory; objects live under `root/{prefix}/…`.
+        root: PathBuf,
+    },
+    /// Process memory (tests).
+    Memory,
+}
+
+impl Default for Backend {
+    fn default() -> Self {
+        Backend::Local { root: PathBuf::from(DEFAULT_LOCAL_ROOT) }
+    }
+}
+
+/// Configuration of the object store, filled from the worker's configuration.
+///
+/// Defaults follow upstream's DFS client: 9 retries with a 500 ms initial backoff doubling
+/// per attempt, a 5 s connect timeout and a 10 s per-request timeout.
+#[derive(Clone, PartialEq, Eq)]
+pub struct StoreConfig {
+    /// The backend.
+    pub backend: Backend,
+    /// S3 endpoint URL (`None` = AWS for `region`).
+    pub endpoint: Option<String>,
+    /// Bucket name (S3).
+    pub bucket: String,
+    /// Region (S3).
+    pub region: String,
+    /// Access key id (S3); `None` to use the environment / instance credentials.
+    pub access_key_id: Option<String>,
+    /// Secret access key (S3).
+    pub secret_access_key: Option<String>,
+    /// Session token (S3, optional).
+    pub session_token: Option<String>,
+    /// Key prefix of every object (`{prefix}/{xx}/{id:016x}.sst`); may be empty.
+    pub prefix: String,
+    /// TCP connect timeout.
+    pub connect_timeout: Duration,
+    /// Timeout of one request, body included.
+    pub request_timeout: Duration,
+    /// Retries of a failed request (5xx, timeouts, connection errors) before giving up.
+    pub max_retries: usize,
+    /// First retry delay; doubles per attempt up to `retry_max_backoff`.
+    pub retry_init_backoff: Duration,
+    /// Longest delay between retries.
+    pub retry_max_backoff: Duration,
+    /// Give up retrying once this much time passed since the first attempt.
+    pub retry_timeout: Duration,
+    /// Allow plain `http://` endpoints (loopback tests, private networks).
+    pub allow_http: bool,
+    /// Use virtual-hosted-style requests (`bucket.endpoint`) instead of path style.
+    pub virtual_hosted_style: bool,
+}
+
+impl std::fmt::Debug for StoreConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Credentials are never printed.
+        f.debug_struct("StoreConfig")
+            .field("backend", &self.backend)
+            .field("endpoint", &self.endpoint)
+            .field("bucket", &self.bucket)
+            .field("region", &self.region)
+            .field("access_key_id", &self.access_key_id.as_ref().map(|_| "<set>"))
+            .field("prefix", &self.prefix)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("request_timeout", &self.request_timeout)
+            .field("max_retries", &self.max_retries)
+            .field("allow_http", &self.allow_http)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for StoreConfig {
+    fn default() -> Self {
+        StoreConfig {
+            backend: Backend::default(),
+            endpoint: None,
+            bucket: String::new(),
+            region: "us-east-1".into(),
+            access_key_id: None,
+            secret_access_key: None,
+            session_token: None,
+            prefix: String::new(),
+            connect_timeout: Duration::from_secs(5),
+            request_timeout: Duration::from_secs(10),
+            max_retries: 9,
+            retry_init_backoff: Duration::from_millis(500),
+            retry_max_backoff: Duration::from_secs(15),
+            retry_timeout: Duration::from_secs(60),
+            allow_http: false,
+            virtual_hosted_style: false,
+        }
+    }
+}
+
+/// Counters of the requests an [`SstStore`] made.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StoreStats {
+    /// GET requests (whole or ranged) that were issued.
+    pub gets: u64,
+    /// Bytes received by GET requests.
+    pub bytes_read: u64,
+    /// PUT requests.
+    pub puts: u64,
+}
+
+/// How much of the end of a file to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tail {
+    /// The last `n` bytes (or the whole file when shorter).
+    Last(u64),
+    /// Everything from this offset to the end.
+    From(u64),
+}
+
+/// SST files in an object store.
+#[derive(Debug)]
+pub struct SstStore {
+    store: Arc<dyn ObjectStore>,
+    prefix: String,
+    gets: AtomicU64,
+    bytes_read: AtomicU64,
+    puts: AtomicU64,
+}
+
+/// The object key of file `id` under `prefix`: `{prefix}/{xx}/{id:016x}.sst`, where `xx`
+/// is the low byte of farmhash `fingerprint64` of the id's little-endian bytes, in hex.
+pub fn object_key(prefix: &str, id: FileId) -> String {
+    let xx = farmhash::fingerprint64(&id.0.to_le_bytes()) & 0xff;
+    let prefix = prefix.trim_end_matches('/');
+    if prefix.is_empty() {
+        format!("{xx:02x}/{:016x}.sst", id.0)
+    } else {
+        format!("{prefix}/{xx:02x}/{:016x}.sst", id.0)
+    }
+}
+
+impl SstStore {
+    /// Builds the store described by `cfg`.
+    pub fn from_config(cfg: &StoreConfig) -> Result<Self> {
+        let store: Arc<dyn ObjectStore> = match &cfg.backend {
+            Backend::Memory => Arc::new(MemoryStore::new()),
+            Backend::Local { root } => {
+                std::fs::create_dir_all(root).map_err(|e| Error::Config {
+                    reason: format!("cannot create local store root {}: {e}", root.display()),
+                })?;
+                Arc::new(LocalFileSystem::new_with_prefix(root).map_err(|e| Error::Config {
+                    reason: format!("local store root {}: {e}", root.display()),
+                })?)
+            }
+            Backend::S3 => {
+                if cfg.bucket.is_empty() {
+                    return Err(Error::Config { reason: "S3 backend needs a bucket".into() });
+                }
+                let client = ClientOptions::new()
+                    .with_connect_timeout(cfg.connect_timeout)
+                    .with_timeout(cfg.request_timeout)
+                    .with_allow_http(cfg.allow_http);
+                let retry = RetryConfig {
+                    backoff: BackoffConfig {
+                        init_backoff: cfg.retry_init_backoff,
+                        max_backoff: cfg.retry_max_backoff,
+                        base: 2.0,
+                    },
+                    max_retries: cfg.max_retries,
+                    retry_timeout: cfg.retry_timeout,
+                };
+                let mut b = AmazonS3Builder::new()
+                    .with_bucket_name(&cfg.bucket)
+                    .with_region(&cfg.region)
+                    .with_client_options(client)
+                    .with_retry(retry)
+                    .with_allow_http(cfg.allow_http)
+                    .with_virtual_hosted_style_request(cfg.virtual_hosted_style);
+                if let Some(e) = &cfg.endpoint {
+                    b = b.with_endpoint(e);
+                }
+                if let Some(k) = &cfg.access_key_id {
+                    b = b.with_access_key_id(k);
+                }
+                if let Some(s) = &cfg.secret_access_key {
+                    b = b.with_secret_access_key(s);
+                }
+                if let Some(t) = &cfg.session_token {
+                    b = b.with_token(t);
+                }
+                Arc::new(
+                    b.build()
+                        .map_err(|e| Error::Config { reason: format!("S3 configuration: {e}") })?,
+                )
+            }
+        };
+        Ok(Self::new(store, &cfg.prefix))
+    }
+
+    /// Wraps an existing object store.
+    pub fn new(store: Arc<dyn ObjectStore>, prefix: &str) -> Self {
+        SstStore {
+            store,
+            prefix: prefix.trim_end_matches('/').to_string(),
+            gets: AtomicU64::new(0),
+            bytes_read: AtomicU64::new(0),
+            puts: AtomicU64::new(0),
+        }
+    }
+
+    /// The object key of file `id`.
+    pub fn object_key(&self, id: FileId) -> String {
+        object_key(&self.prefix, id)
+    }
+
+    fn path(&self, id: FileId) -> Path {
+        Path::from(self.object_key(id))
+    }
+
+    /// Requests made so far.
+    pub fn stats(&self) -> StoreStats {
+        StoreStats {
+            gets: self.gets.load(Ordering::Relaxed),
+            bytes_read: self.bytes_read.load(Ordering::Relaxed),
+            puts: self.puts.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Uploads file `id`.
+    pub async fn put(&self, id: FileId, data: Bytes) -> Result<()> {
+        self.puts.fetch_add(1, Ordering::Relaxed);
+        self.store
+            .put(&self.path(id), data.into())
+            .await
+            .map(|_| ())
+            .map_err(|e| map_error(id, &self.object_key(id), e))
+    }
+
+    /// Reads `range` of file `id`; errors when the file is shorter than the range end.
+    pub async fn get_range(&self, id: FileId, range: Range<u64>) -> Result<Bytes> {
+        let want = range.end.saturating_sub(range.start);
+        let (bytes, start, _) = self.get(id, Some(GetRange::Bounded(range.clone()))).await?;
+        if bytes.len() as u64 != want || start != range.start {
+            return Err(Error::corrupt(
+                id,
+                range.start,
+                crate::error::CorruptKind::Truncated,
+                "ranged read returned fewer bytes than asked (file shorter than expected)",
+            ));
+        }
+        Ok(bytes)
+    }
+
+    /// Reads the end of file `id`: returns the bytes, their start offset and the file size.
+    pub async fn get_tail(&self, id: FileId, tail: Tail) -> Result<(Bytes, u64, u64)> {
+        let r = match tail {
+            Tail::Last(n) => GetRange::Suffix(n),
+            Tail::From(o) => GetRange::Offset(o),
+        };
+        self.get(id, Some(r)).await
+    }
+
+    /// Reads the whole file `id`.
+    pub async fn get_all(&self, id: FileId) -> Result<Bytes> {
+        Ok(self.get(id, None).await?.0)
+    }
+
+    async fn get(&self, id: FileId, range: Option<GetRange>) -> Result<(Bytes, u64, u64)> {
+        self.gets.fetch_add(1, Ordering::Relaxed);
+        let opts = GetOptions { range, ..GetOptions::default() };
+        let path = self.path(id);
+        let res =
+            self.store.get_opts(&path, opts).await.map_err(|e| map_error(id, path.as_ref(), e))?;
+        let start = res.range.start;
+        let size = res.meta.size;
+        let bytes = res.bytes().await.map_err(|e| map_error(id, path.as_ref(), e))?;
+        self.bytes_read.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        Ok((bytes, start, size))
+    }
+}
+
+/// Maps an `object_store` error to ours. `object_store` has already spent its retry budget
+/// on retryable failures (5xx, timeouts, connection errors) when an error reaches here.
+fn map_error(file_id: FileId, path: &str, e: object_store::Error) -> Error {
+    use object_store::Error as E;
+    match e {
+        E::NotFound { .. } => Error::NotFound { file_id, path: path.to_string() },
+        E::PermissionDenied { .. } | E::Unauthenticated { .. } => {
+            Error::Permission { file_id, source: Arc::new(e) }
+        }
+        E::Generic { .. } | E::JoinError { .. } => {
+            if is_transient(&e) {
+                Error::Retryable { file_id, source: Arc::new(e) }
+            } else {
+                Error::Rejected { file_id, source: Arc::new(e) }
+            }
+        }
+        other => Error::Rejected { file_id, source: Arc::new(other) },
+    }
+}
+
+/// True for transport failures (connect, timeout, reset: an `HttpError` in the chain),
+/// 5xx / 429 statuses and join errors. `object_store` does not expose the status code of
+/// its retry error, so the status is read from its stable message
+/// (`"… status code: 503 …"`); anything else is a rejection.
+fn is_transient(e: &object_store::Error) -> bool {
+    if matches!(e, object_store::Error::JoinError { .. }) {
+        return true;
+    }
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        if err.downcast_ref::<object_store::client::HttpError>().is_some() {
+            return true;
+        }
+        cur = err.source();
+    }
+    match status_in_message(&e.to_string()) {
+        Some(s) => s >= 500 || s == 429 || s == 408,
+        // No status and no transport error: treat as transient (e.g. body read failures).
+        None => true,
+    }
+}
+
+fn status_in_message(msg: &str) -> Option<u16> {
+    let at = msg.find("status code: ")? + "status code: ".len();
+    msg.get(at..at + 3)?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn object_keys_follow_the_upstream_layout() {
+        let k = object_key("prefix/", FileId(0x1234));
+        let xx = farmhash::fingerprint64(&0x1234u64.to_le_bytes()) & 0xff;
+        assert_eq!(k, format!("prefix/{xx:02x}/0000000000001234.sst"));
+        // Directory bytes cross-checked against Google's C++ FarmHash Fingerprint64.
+        assert_eq!(k, "prefix/5c/0000000000001234.sst");
+        assert_eq!(object_key("", FileId(1)), "61/0000000000000001.sst");
+        assert_eq!(object_key("a/b", FileId(0x0102_0304_0506_0708)), "a/b/1c/0102030405060708.sst");
+    }
+
+    #[test]
+    fn status_is_read_from_the_message() {
+        assert_eq!(
+            status_in_message("Server returned non-2xx status code: 503 Service Unavailable: "),
+            Some(503)
+        );
+        assert_eq!(status_in_message("no code"), None);
+    }
+
+    #[tokio::test]
+    async fn memory_backend_roundtrip_and_not_found() {
+        let cfg = StoreConfig { backend: Backend::Memory, ..StoreConfig::default() };
+        let s = SstStore::from_config(&cfg).unwrap();
+        s.put(FileId(1), Bytes::from_static(b"0123456789")).await.unwrap();
+        assert_eq!(s.get_range(FileId(1), 2..5).await.unwrap().as_ref(), b"234");
+        let (tail, start, size) = s.get_tail(FileId(1), Tail::Last(3)).await.unwrap();
+        assert_eq!((tail.as_ref(), start, size), (&b"789"[..], 7, 10));
+        let (tail, start, _) = s.get_tail(FileId(1), Tail::From(8)).await.unwrap();
+        assert_eq!((tail.as_ref(), start), (&b"89"[..], 8));
+        assert!(matches!(
+            s.get_range(FileId(2), 0..1).await,
+            Err(Error::NotFound { file_id: FileId(2), .. })
+        ));
+        assert!(s.get_range(FileId(1), 8..20).await.is_err());
+        assert_eq!(s.stats().puts, 1);
+    }
+
+    #[tokio::test]
+    async fn local_backend_roundtrip() {
+        let dir = std::env::temp_dir().join(format!("rcop-sst-local-{}", std::process::id()));
+        let cfg = StoreConfig {
+            backend: Backend::Local { root: dir.clone() },
+            prefix: "p".into(),
+            ..StoreConfig::default()
+        };
+        let s = SstStore::from_config(&cfg).unwrap();
+        s.put(FileId(9), Bytes::from_static(b"abcdef")).await.unwrap();
+        assert!(dir.join(s.object_key(FileId(9))).exists());
+        assert_eq!(s.get_range(FileId(9), 1..4).await.unwrap().as_ref(), b"bcd");
+        assert_eq!(s.get_all(FileId(9)).await.unwrap().as_ref(), b"abcdef");
+        assert!(matches!(s.get_all(FileId(10)).await, Err(Error::NotFound { .. })));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn default_backend_is_a_local_directory() {
+        assert_eq!(
+            StoreConfig::default().backend,
+            Backend::Local { root: DEFAULT_LOCAL_ROOT.into() }
+        );
+    }
+
+    #[test]
+    fn s3_without_bucket_is_a_config_error() {
+        let cfg = StoreConfig { backend: Backend::S3, ..StoreConfig::default() };
+        assert!(matches!(SstStore::from_config(&cfg), Err(Error::Config { .. })));
+    }
+}

@@ -1,0 +1,242 @@
+//! Caches: concurrent misses fetch once, prefetch coalescing and pinning, byte weights.
+#![expect(clippy::unwrap_used, reason = "helpers outside #[test] fns build known-good files")]
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use rcop_sst::{
+    Backend, BlockCache, BuilderOptions, Compression, Error, FileId, MetaCache, NewValue,
+    ReaderOptions, Section, SstReader, SstStore, StoreConfig, Table, TableBuilder,
+};
+
+fn table(id: FileId, n: u32) -> Bytes {
+    let mut b = TableBuilder::new(
+        id,
+        BuilderOptions {
+            block_size: 2 << 10,
+            compression: Compression::Zstd,
+            ..BuilderOptions::default()
+        },
+    );
+    for i in 0..n {
+        b.add(
+            format!("k{i:06}").as_bytes(),
+            &NewValue {
+                meta: 0,
+                version: 9,
+                user_meta: &[],
+                value: format!("value {i} {}", "x".repeat(60)).as_bytes(),
+            },
+        )
+        .unwrap();
+    }
+    b.finish().unwrap()
+}
+
+fn memory() -> StoreConfig {
+    StoreConfig { backend: Backend::Memory, ..StoreConfig::default() }
+}
+
+async fn setup(opts: ReaderOptions) -> (Arc<SstStore>, SstReader, FileId, Bytes) {
+    let store = Arc::new(SstStore::from_config(&memory()).unwrap());
+    let id = FileId(11);
+    let file = table(id, 2000);
+    store.put(id, file.clone()).await.unwrap();
+    let reader =
+        SstReader::new(store.clone(), BlockCache::new(32 << 20), MetaCache::new(4 << 20), opts);
+    (store, reader, id, file)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_opens_and_block_misses_fetch_once() {
+    let (store, reader, id, _) = setup(ReaderOptions::default()).await;
+    let opens = (0..32).map(|_| reader.open(id, None));
+    let metas = futures::future::try_join_all(opens).await.unwrap();
+    assert!(metas.iter().all(|m| Arc::ptr_eq(m, &metas[0])));
+    assert_eq!(store.stats().gets, 1);
+
+    let meta = metas[0].clone();
+    let h = meta.block_handle(Section::Data, 3);
+    let loads = (0..32).map(|_| reader.block(&meta, h));
+    let blocks = futures::future::try_join_all(loads).await.unwrap();
+    assert_eq!(store.stats().gets, 2);
+    assert_eq!(
+        store.stats().bytes_read - meta.len().min(rcop_sst::DEFAULT_OPEN_READ_SIZE),
+        u64::from(h.len)
+    );
+    assert!(blocks.iter().all(|b| b.len() == blocks[0].len()));
+    // A hit does no I/O.
+    reader.block(&meta, h).await.unwrap();
+    assert_eq!(store.stats().gets, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_failures_are_shared_and_not_cached() {
+    let (store, reader, _, _) = setup(ReaderOptions::default()).await;
+    let opens = (0..8).map(|_| reader.open(FileId(999), None));
+    for r in futures::future::join_all(opens).await {
+        assert!(matches!(r, Err(Error::NotFound { file_id: FileId(999), .. })));
+    }
+    let gets = store.stats().gets;
+    assert!(gets >= 1);
+    // Errors are not cached: a later open asks again.
+    assert!(reader.open(FileId(999), None).await.is_err());
+    assert_eq!(store.stats().gets, gets + 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prefetch_coalesces_reports_bytes_and_fetches_each_block_once() {
+    let (store, reader, id, file) = setup(ReaderOptions {
+        max_read_size: 8 << 10,
+        max_concurrent_reads: 2,
+        ..ReaderOptions::default()
+    })
+    .await;
+    let meta = reader.open(id, None).await.unwrap();
+    let ranges: [(&[u8], &[u8]); 2] = [(b"k000100", b"k000400"), (b"k001500", b"")];
+    let plan = reader.plan_prefetch(&meta, &ranges, false);
+    // Exact block set: the blocks overlapping each range, merged when adjacent.
+    let mut want = Vec::new();
+    for (s, e) in ranges {
+        want.extend(meta.blocks_for_range(Section::Data, s, e));
+    }
+    want.sort();
+    want.dedup();
+    assert_eq!(plan.num_blocks(), want.len());
+    let stored: u64 =
+        want.iter().map(|&i| u64::from(meta.block_handle(Section::Data, i).len)).sum();
+    assert_eq!(plan.bytes_to_fetch(), stored);
+    assert_eq!(plan.bytes_needed(), stored);
+    for r in plan.reads() {
+        assert!(r.range.end - r.range.start <= 8 << 10 || r.blocks.len() == 1);
+        let sum: u64 = r.blocks.iter().map(|h| u64::from(h.len)).sum();
+        assert_eq!(sum, r.range.end - r.range.start, "reads cover adjacent blocks only");
+    }
+    // Two identical prefetches at once: each read happens once.
+    let gets = store.stats().gets;
+    let reads = plan.reads().len() as u64;
+    let (a, b) = tokio::join!(reader.prefetch(plan.clone()), reader.prefetch(plan));
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert_eq!(a.len(), want.len());
+    assert_eq!(b.len(), want.len());
+    let extra = store.stats().gets - gets;
+    assert!(extra >= reads && extra <= 2 * reads, "{extra} vs {reads}");
+
+    // Scanning over the pinned blocks equals scanning the whole file.
+    let pinned = Table::new(meta.clone(), a);
+    let local = Table::open_in_memory(id, file).unwrap();
+    let mut it = pinned.iter();
+    let mut want_it = local.iter();
+    it.seek(b"k001500").unwrap();
+    want_it.seek(b"k001500").unwrap();
+    let mut n = 0;
+    while want_it.valid() {
+        assert!(it.valid());
+        assert_eq!(it.key(), want_it.key());
+        assert_eq!(it.value(), want_it.value());
+        it.next().unwrap();
+        want_it.next().unwrap();
+        n += 1;
+    }
+    assert!(!it.valid());
+    assert_eq!(n, 500);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn block_cache_is_weighted_by_bytes() {
+    let store = Arc::new(SstStore::from_config(&memory()).unwrap());
+    let id = FileId(12);
+    store.put(id, table(id, 4000)).await.unwrap();
+    let capacity = 64 << 10;
+    let reader = SstReader::new(
+        store,
+        BlockCache::new(capacity),
+        MetaCache::new(1 << 20),
+        ReaderOptions::default(),
+    );
+    let meta = reader.open(id, None).await.unwrap();
+    let n = meta.num_blocks(Section::Data);
+    let mut decompressed = 0u64;
+    for i in 0..n {
+        decompressed +=
+            reader.block(&meta, meta.block_handle(Section::Data, i)).await.unwrap().size() as u64;
+    }
+    assert!(decompressed > 4 * capacity);
+    assert!(reader.block_cache().weighted_size() <= capacity);
+    assert!(reader.block_cache().entry_count() < n as u64);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn l0_files_are_read_whole_from_the_store() {
+    let store = Arc::new(SstStore::from_config(&memory()).unwrap());
+    let mut b = rcop_sst::L0Builder::new(FileId(21), 555, BuilderOptions::default());
+    for i in 0..50u32 {
+        let v = NewValue { meta: 0, version: 10, user_meta: &[], value: b"w" };
+        b.add(rcop_sst::CF_WRITE, format!("w{i:03}").as_bytes(), &v).unwrap();
+    }
+    store.put(FileId(21), b.finish().unwrap()).await.unwrap();
+    let reader = SstReader::new(
+        store.clone(),
+        BlockCache::new(1 << 20),
+        MetaCache::new(1 << 20),
+        ReaderOptions::default(),
+    );
+    let l0 = reader.open_l0(FileId(21)).await.unwrap();
+    assert_eq!(l0.snap_version(), 555);
+    assert!(l0.cf(rcop_sst::CF_LOCK).is_none());
+    let w = l0.cf(rcop_sst::CF_WRITE).unwrap();
+    assert_eq!(w.get(b"w049", 10).unwrap().unwrap().value.as_ref(), b"w");
+    assert_eq!(store.stats().gets, 1);
+    assert!(matches!(reader.open_l0(FileId(22)).await, Err(Error::NotFound { .. })));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prefetch_with_old_versions_serves_reads_at_old_timestamps() {
+    let store = Arc::new(SstStore::from_config(&memory()).unwrap());
+    let id = FileId(31);
+    let mut b =
+        TableBuilder::new(id, BuilderOptions { block_size: 512, ..BuilderOptions::default() });
+    for i in 0..400u32 {
+        for version in [30u64, 20, 10] {
+            let value = format!("{i}@{version}");
+            let v = NewValue { meta: 0, version, user_meta: &[], value: value.as_bytes() };
+            b.add(format!("key{i:04}").as_bytes(), &v).unwrap();
+        }
+    }
+    store.put(id, b.finish().unwrap()).await.unwrap();
+    let reader = SstReader::new(
+        store,
+        BlockCache::new(16 << 20),
+        MetaCache::new(1 << 20),
+        ReaderOptions::default(),
+    );
+    let meta = reader.open(id, None).await.unwrap();
+    assert!(meta.num_blocks(Section::Old) > 4);
+    let range: [(&[u8], &[u8]); 1] = [(b"key0100", b"key0200")];
+
+    // Latest versions only: reads at an old timestamp need blocks that were not prefetched.
+    let latest = Table::new(
+        meta.clone(),
+        reader.prefetch(reader.plan_prefetch(&meta, &range, false)).await.unwrap(),
+    );
+    assert_eq!(latest.get(b"key0150", 40).unwrap().unwrap().value.as_ref(), b"150@30");
+    assert!(matches!(latest.get(b"key0150", 25), Err(Error::NotPrefetched { .. })));
+
+    // With old versions, every key of the range reads correctly at every timestamp.
+    let all = Table::new(
+        meta.clone(),
+        reader.prefetch(reader.plan_prefetch(&meta, &range, true)).await.unwrap(),
+    );
+    for i in 100..200u32 {
+        let key = format!("key{i:04}");
+        for (ts, want) in
+            [(35u64, Some(30u64)), (29, Some(20)), (20, Some(20)), (15, Some(10)), (9, None)]
+        {
+            let got = all.get(key.as_bytes(), ts).unwrap();
+            assert_eq!(got.as_ref().map(|v| v.version), want, "{key}@{ts}");
+            if let (Some(v), Some(w)) = (got, want) {
+                assert_eq!(v.value.as_ref(), format!("{i}@{w}").as_bytes());
+            }
+        }
+    }
+}
