@@ -1,0 +1,337 @@
+//! The engine: builds executors from a DAG request, runs the batch loop, encodes the
+//! response.
+
+use bytes::Bytes;
+use prost::Message;
+use rcop_proto::{REQ_TYPE_DAG, coprocessor, tipb};
+
+use crate::ctx::{EvalConfig, EvalContext};
+use crate::encode;
+use crate::error::{Error, Result};
+use crate::exec::{
+    AggregationExecutor, ExecEnv, ExecStats, Executor, LimitExecutor, ProjectionExecutor,
+    SelectionExecutor, TableScanExecutor, TopNExecutor,
+};
+use crate::expr::{self, DEFAULT_MAX_DEPTH};
+use crate::scan::{KeyRange, ScanError, ScanSource};
+
+/// TiKV's first batch size (`BATCH_INITIAL_SIZE`).
+pub const BATCH_INITIAL_SIZE: usize = 32;
+/// TiKV's batch growth factor (`BATCH_GROW_FACTOR`).
+pub const BATCH_GROW_FACTOR: usize = 2;
+/// TiKV's largest batch size (`BATCH_MAX_SIZE`).
+pub const BATCH_MAX_SIZE: usize = crate::exec::BATCH_MAX_SIZE;
+
+/// Engine settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EngineConfig {
+    /// Deepest expression nesting accepted (deeper requests get an error).
+    pub max_expr_depth: usize,
+    /// Encoded chunk bytes after which a streaming request's page ends early (with
+    /// `Response.range` set to where to resume).
+    pub max_response_bytes: usize,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig { max_expr_depth: DEFAULT_MAX_DEPTH, max_response_bytes: 64 << 20 }
+    }
+}
+
+/// What [`Engine::execute_dag`] produces.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DagOutput {
+    /// The select response.
+    pub response: tipb::SelectResponse,
+    /// When the page ended before the ranges were exhausted: the interval scanned.
+    pub scanned_range: Option<KeyRange>,
+}
+
+/// Runs coprocessor DAG requests. Immutable; one engine serves any number of requests.
+#[derive(Debug, Clone, Default)]
+pub struct Engine {
+    config: EngineConfig,
+}
+
+impl Engine {
+    /// An engine with the given settings.
+    pub fn new(config: EngineConfig) -> Self {
+        Engine { config }
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &EngineConfig {
+        &self.config
+    }
+
+    /// Handles a `coprocessor.Request` (tp 103) reading through `source`. Never panics:
+    /// request and evaluation errors come back in `SelectResponse.error`, scan errors in
+    /// `locked`, `region_error` or `other_error`.
+    pub fn handle(
+        &self,
+        req: &coprocessor::Request,
+        source: &mut dyn ScanSource,
+    ) -> coprocessor::Response {
+        if req.tp != REQ_TYPE_DAG {
+            return coprocessor::Response {
+                other_error: format!("unsupported coprocessor request type {}", req.tp),
+                ..Default::default()
+            };
+        }
+        let ranges: Vec<KeyRange> = req
+            .ranges
+            .iter()
+            .map(|r| KeyRange { start: r.start.to_vec(), end: r.end.to_vec() })
+            .collect();
+        let result = tipb::DagRequest::decode(req.data.clone())
+            .map_err(|e| Error::invalid(format!("undecodable DAGRequest: {e}")))
+            .and_then(|dag| self.execute_dag(&dag, &ranges, req.paging_size, source));
+        match result {
+            Ok(out) => coprocessor::Response {
+                data: Bytes::from(out.response.encode_to_vec()),
+                range: out.scanned_range.map(|r| coprocessor::KeyRange {
+                    start: Bytes::from(r.start),
+                    end: Bytes::from(r.end),
+                }),
+                ..Default::default()
+            },
+            Err(Error::Scan(e)) => scan_error_response(e),
+            Err(e) => coprocessor::Response {
+                data: Bytes::from(error_response(&e).encode_to_vec()),
+                ..Default::default()
+            },
+        }
+    }
+
+    /// Runs a decoded DAG over `ranges`. `paging_size` 0 means no paging.
+    pub fn execute_dag(
+        &self,
+        dag: &tipb::DagRequest,
+        ranges: &[KeyRange],
+        paging_size: u64,
+        source: &mut dyn ScanSource,
+    ) -> Result<DagOutput> {
+        let cfg = EvalConfig::from_dag(dag)?;
+        let mut root = build_executors(dag, ranges, &cfg, self.config.max_expr_depth)?;
+        let schema = root.schema().to_vec();
+        let offsets: Vec<usize> = dag
+            .output_offsets
+            .iter()
+            .map(|&o| {
+                let o = o as usize;
+                if o < schema.len() {
+                    Ok(o)
+                } else {
+                    Err(Error::invalid(format!(
+                        "output offset {o} out of range (schema has {} columns)",
+                        schema.len()
+                    )))
+                }
+            })
+            .collect::<Result<_>>()?;
+        for &o in &offsets {
+            schema.get(o).map(|f| f.eval_type()).transpose()?;
+        }
+        let chunked = dag.encode_type() == tipb::EncodeType::TypeChunk;
+        let tz = cfg.tz.clone();
+        let mut ctx = EvalContext::new(cfg);
+        let mut env = ExecEnv { ctx: &mut ctx, source };
+        let paging = usize::try_from(paging_size).unwrap_or(usize::MAX);
+        let mut chunks = Vec::new();
+        let (mut rows, mut bytes) = (0usize, 0usize);
+        let mut batch_size = BATCH_INITIAL_SIZE;
+        let mut stopped_early = false;
+        loop {
+            let mut hint = batch_size;
+            if paging > 0 && rows < paging {
+                hint = hint.min(paging - rows);
+            }
+            let mut r = root.next_batch(hint, &mut env)?;
+            if !r.batch.is_empty() {
+                r.batch.ensure(&offsets, env.ctx)?;
+                let mut data = Vec::new();
+                if chunked {
+                    encode::encode_chunk(&r.batch, &offsets, &schema, &mut data)?;
+                } else {
+                    encode::encode_default(&r.batch, &offsets, &schema, &tz, &mut data)?;
+                }
+                rows += r.batch.len();
+                bytes += data.len();
+                chunks.push(tipb::Chunk {
+                    rows_data: Some(Bytes::from(data)),
+                    rows_meta: Vec::new(),
+                });
+            }
+            if r.drained {
+                break;
+            }
+            let page_full =
+                (paging > 0 && rows >= paging) || bytes >= self.config.max_response_bytes;
+            // A page can only end where the scan can resume: never while a blocking executor
+            // (aggregation, TopN) is emitting results of an exhausted scan.
+            if page_full && root.scan_counters().scanned_range().is_some() {
+                stopped_early = true;
+                break;
+            }
+            batch_size = (batch_size * BATCH_GROW_FACTOR).min(BATCH_MAX_SIZE);
+        }
+        let counters = root.scan_counters();
+        let scanned_range = if stopped_early { counters.scanned_range() } else { None };
+        let mut response = tipb::SelectResponse {
+            chunks,
+            encode_type: Some(if chunked {
+                tipb::EncodeType::TypeChunk as i32
+            } else {
+                tipb::EncodeType::TypeDefault as i32
+            }),
+            output_counts: counters.counts.clone(),
+            ..Default::default()
+        };
+        if dag.collect_execution_summaries == Some(true) {
+            let mut stats: Vec<ExecStats> = Vec::new();
+            root.collect_stats(&mut stats);
+            response.execution_summaries = stats
+                .iter()
+                .zip(&dag.executors)
+                .map(|(s, e)| tipb::ExecutorExecutionSummary {
+                    time_processed_ns: Some(s.time_processed_ns),
+                    num_produced_rows: Some(s.num_produced_rows),
+                    num_iterations: Some(s.num_iterations),
+                    executor_id: e.executor_id.clone(),
+                    ..Default::default()
+                })
+                .collect();
+        }
+        let (warnings, count) = ctx.take_warnings();
+        response.warnings = warnings;
+        response.warning_count = Some(count as i64);
+        Ok(DagOutput { response, scanned_range })
+    }
+}
+
+/// The `SelectResponse` carrying an error.
+pub fn error_response(e: &Error) -> tipb::SelectResponse {
+    tipb::SelectResponse {
+        error: Some(tipb::Error { code: Some(e.code()), msg: Some(e.to_string()) }),
+        ..Default::default()
+    }
+}
+
+fn scan_error_response(e: ScanError) -> coprocessor::Response {
+    match e {
+        ScanError::Locked(l) => coprocessor::Response { locked: Some(*l), ..Default::default() },
+        ScanError::Region(r) => {
+            coprocessor::Response { region_error: Some(*r), ..Default::default() }
+        }
+        ScanError::Storage(s) => coprocessor::Response { other_error: s, ..Default::default() },
+    }
+}
+
+/// The column offsets a tipb expression reads (walked without recursion; offsets out of
+/// range are ignored here and rejected when the expression is built).
+fn tipb_refs(e: &tipb::Expr, out: &mut Vec<usize>) {
+    let mut stack = vec![e];
+    while let Some(x) = stack.pop() {
+        if x.tp == Some(201) {
+            let val = x.val.as_deref().unwrap_or(&[]);
+            if let Ok(o) = rcop_datum::codec::decode_i64(&mut rcop_datum::Reader::new(val))
+                && let Ok(o) = usize::try_from(o)
+            {
+                out.push(o);
+            }
+        }
+        stack.extend(x.children.iter());
+    }
+    out.sort_unstable();
+    out.dedup();
+}
+
+fn exec_type_name(tp: i32) -> String {
+    match tipb::ExecType::try_from(tp) {
+        Ok(t) => format!("{} ({tp})", t.as_str_name()),
+        Err(_) => format!("{tp}"),
+    }
+}
+
+fn missing(what: &str) -> Error {
+    Error::invalid(format!("executor without its {what} body"))
+}
+
+/// Builds the executor chain of a DAG (post-order list: scan first).
+pub fn build_executors(
+    dag: &tipb::DagRequest,
+    ranges: &[KeyRange],
+    cfg: &EvalConfig,
+    depth: usize,
+) -> Result<Box<dyn Executor>> {
+    let mut it = dag.executors.iter();
+    let first = it.next().ok_or_else(|| Error::invalid("DAG has no executors"))?;
+    let mut root: Box<dyn Executor> = match first.tp.unwrap_or(-1) {
+        0 => {
+            let ts = first.tbl_scan.as_ref().ok_or_else(|| missing("tbl_scan"))?;
+            Box::new(TableScanExecutor::new(ts, ranges.to_vec(), cfg)?)
+        }
+        tp @ (1 | 12) => return Err(Error::unsupported("ExecType", exec_type_name(tp))),
+        tp => {
+            return Err(Error::invalid(format!(
+                "the first executor must be a scan, got {}",
+                exec_type_name(tp)
+            )));
+        }
+    };
+    for e in it {
+        let schema = root.schema().to_vec();
+        root = match e.tp.unwrap_or(-1) {
+            2 => {
+                let s = e.selection.as_ref().ok_or_else(|| missing("selection"))?;
+                let conds = s
+                    .conditions
+                    .iter()
+                    .map(|c| expr::build(c, &schema, cfg, depth))
+                    .collect::<Result<_>>()?;
+                Box::new(SelectionExecutor::new(root, conds))
+            }
+            11 => {
+                let p = e.projection.as_ref().ok_or_else(|| missing("projection"))?;
+                let mut refs = Vec::new();
+                p.exprs.iter().for_each(|x| tipb_refs(x, &mut refs));
+                root.prefetch_hint(&refs);
+                let exprs = p
+                    .exprs
+                    .iter()
+                    .map(|c| expr::build(c, &schema, cfg, depth))
+                    .collect::<Result<_>>()?;
+                Box::new(ProjectionExecutor::new(root, exprs))
+            }
+            3 | 6 => {
+                let a = e.aggregation.as_ref().ok_or_else(|| missing("aggregation"))?;
+                let mut refs = Vec::new();
+                a.agg_func.iter().chain(&a.group_by).for_each(|x| tipb_refs(x, &mut refs));
+                root.prefetch_hint(&refs);
+                Box::new(AggregationExecutor::new(root, a, cfg, depth)?)
+            }
+            4 => {
+                let t = e.top_n.as_ref().ok_or_else(|| missing("topN"))?;
+                if !t.partition_by.is_empty() {
+                    return Err(Error::unsupported("ExecType", "TopN with partition_by"));
+                }
+                let mut order = Vec::with_capacity(t.order_by.len());
+                for b in &t.order_by {
+                    let ex =
+                        b.expr.as_ref().ok_or_else(|| Error::invalid("ByItem without expr"))?;
+                    order.push((expr::build(ex, &schema, cfg, depth)?, b.desc == Some(true)));
+                }
+                Box::new(TopNExecutor::new(root, order, t.limit.unwrap_or(0)))
+            }
+            5 => {
+                let l = e.limit.as_ref().ok_or_else(|| missing("limit"))?;
+                if !l.partition_by.is_empty() {
+                    return Err(Error::unsupported("ExecType", "Limit with partition_by"));
+                }
+                Box::new(LimitExecutor::new(root, l.limit.unwrap_or(0)))
+            }
+            tp => return Err(Error::unsupported("ExecType", exec_type_name(tp))),
+        };
+    }
+    Ok(root)
+}

@@ -1,0 +1,93 @@
+//! The one error type of `rcop-exec`.
+
+use crate::scan::ScanError;
+
+/// MySQL error code of an unclassified error (`ER_UNKNOWN_ERROR`).
+pub const ER_UNKNOWN: i32 = 1105;
+/// MySQL error code of a value out of range (`ER_DATA_OUT_OF_RANGE`).
+pub const ER_DATA_OUT_OF_RANGE: i32 = 1690;
+/// MySQL error code of a division by zero (`ER_DIVISION_BY_ZERO`).
+pub const ER_DIVISION_BY_ZERO: i32 = 1365;
+/// MySQL error code of a truncated value (`ER_TRUNCATED_WRONG_VALUE`).
+pub const ER_TRUNCATED_WRONG_VALUE: i32 = 1292;
+/// MySQL error code of a NULL in a NOT NULL column (`ER_BAD_NULL_ERROR`).
+pub const ER_BAD_NULL: i32 = 1048;
+
+/// What went wrong while running a DAG request.
+///
+/// Request and evaluation errors end up in `SelectResponse.error` (with [`Error::code`]);
+/// [`Error::Scan`] maps to `Response.locked`, `Response.region_error` or
+/// `Response.other_error`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The request uses something this engine does not implement (an executor type, a
+    /// scalar function signature, a field type, a collation, an aggregate mode …).
+    #[error("unsupported {what}: {detail}")]
+    Unsupported {
+        /// The kind of thing, e.g. "ScalarFuncSig".
+        what: &'static str,
+        /// Which one, e.g. "RegexpSig (4311)".
+        detail: String,
+    },
+    /// The request is malformed: undecodable bytes, a bad column offset, a missing child …
+    #[error("invalid request: {0}")]
+    InvalidRequest(String),
+    /// An expression tree is nested deeper than the configured bound.
+    #[error("expression nested deeper than {limit} levels")]
+    TooDeep {
+        /// The bound.
+        limit: usize,
+    },
+    /// Stored data (a key, a row, a default value) could not be decoded.
+    #[error("corrupt data: {0}")]
+    Corrupt(#[from] rcop_datum::Error),
+    /// A NOT NULL column is absent from a row and has no default value.
+    #[error("column {column_id} is NOT NULL but missing from the row and has no default")]
+    MissingColumn {
+        /// The column id.
+        column_id: i64,
+    },
+    /// A value is out of the range of its type (MySQL error 1690).
+    #[error("{0} value is out of range")]
+    Overflow(&'static str),
+    /// Division by zero in a strict context (MySQL error 1365).
+    #[error("division by 0")]
+    DivisionByZero,
+    /// A value could not be converted without losing data, in a strict context
+    /// (MySQL error 1292).
+    #[error("truncated incorrect {what} value: '{value}'")]
+    Truncated {
+        /// The target type.
+        what: &'static str,
+        /// The offending value, shortened.
+        value: String,
+    },
+    /// The scan source failed.
+    #[error(transparent)]
+    Scan(#[from] ScanError),
+}
+
+impl Error {
+    /// The MySQL error code put in `SelectResponse.error.code`.
+    pub fn code(&self) -> i32 {
+        match self {
+            Error::Overflow(_) => ER_DATA_OUT_OF_RANGE,
+            Error::DivisionByZero => ER_DIVISION_BY_ZERO,
+            Error::Truncated { .. } => ER_TRUNCATED_WRONG_VALUE,
+            Error::MissingColumn { .. } => ER_BAD_NULL,
+            _ => ER_UNKNOWN,
+        }
+    }
+
+    pub(crate) fn unsupported(what: &'static str, detail: impl Into<String>) -> Error {
+        Error::Unsupported { what, detail: detail.into() }
+    }
+
+    pub(crate) fn invalid(msg: impl Into<String>) -> Error {
+        Error::InvalidRequest(msg.into())
+    }
+}
+
+/// Result alias for this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

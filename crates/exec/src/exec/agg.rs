@@ -1,0 +1,627 @@
+//! Aggregation: simple (no GROUP BY) and hash (one or several group-by expressions).
+//!
+//! Output schema, as TiKV: every aggregate's result columns in `agg_func` order (AVG gives
+//! count then sum), then the group-by columns. Groups come out in first-seen order.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use rcop_datum::Decimal;
+use rcop_proto::tipb;
+
+use crate::batch::Batch;
+use crate::column::{Arg, ColData, DecT, Elem, IntT, RealT, Scalar, VecCol};
+use crate::ctx::{EvalConfig, EvalContext};
+use crate::error::{Error, Result};
+use crate::exec::top_n::cmp_scalar;
+use crate::exec::{BATCH_MAX_SIZE, BatchResult, ExecEnv, ExecStats, Executor, ScanCounters};
+use crate::expr::eval::{Value, dec_res};
+use crate::expr::{Node, build, eval};
+use crate::fixed;
+use crate::types::{EvalType, FLAG_UNSIGNED, FieldType};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Count,
+    Sum,
+    Avg,
+    Min,
+    Max,
+    First,
+}
+
+/// A decimal sum: exact fixed point while it fits in an `i128`, then [`Decimal`].
+#[derive(Debug, Clone, Copy)]
+enum DecAcc {
+    Fixed(i128, u8),
+    Slow(Decimal),
+}
+
+impl Default for DecAcc {
+    fn default() -> Self {
+        DecAcc::Fixed(0, 0)
+    }
+}
+
+impl DecAcc {
+    #[inline]
+    fn add_fixed(&mut self, x: (i128, u8)) -> Result<()> {
+        if let DecAcc::Fixed(m, s) = *self {
+            if s == x.1
+                && let Some(r) = m.checked_add(x.0)
+            {
+                *self = DecAcc::Fixed(r, s);
+                return Ok(());
+            }
+            if let Some((a, b, ns)) = fixed::align((m, s), x)
+                && let Some(r) = a.checked_add(b)
+            {
+                *self = DecAcc::Fixed(r, ns);
+                return Ok(());
+            }
+            let d = fixed::from_fixed(x.0, x.1).ok_or(Error::Overflow("DECIMAL"))?;
+            return self.add_slow(&d);
+        }
+        let d = fixed::from_fixed(x.0, x.1).ok_or(Error::Overflow("DECIMAL"))?;
+        self.add_slow(&d)
+    }
+
+    fn add_slow(&mut self, x: &Decimal) -> Result<()> {
+        let cur = self.value()?;
+        *self = DecAcc::Slow(dec_res(cur.add(x))?);
+        Ok(())
+    }
+
+    #[inline]
+    fn add(&mut self, x: &Decimal) -> Result<()> {
+        match fixed::to_fixed(x) {
+            Some(f) if matches!(self, DecAcc::Fixed(..)) => self.add_fixed(f),
+            _ => self.add_slow(x),
+        }
+    }
+
+    fn value(&self) -> Result<Decimal> {
+        match *self {
+            DecAcc::Fixed(m, s) => fixed::from_fixed(m, s).ok_or(Error::Overflow("DECIMAL")),
+            DecAcc::Slow(d) => Ok(d),
+        }
+    }
+}
+
+#[derive(Debug)]
+enum State {
+    Count(Vec<i64>),
+    SumDec { sum: Vec<DecAcc>, cnt: Vec<i64> },
+    SumReal { sum: Vec<f64>, cnt: Vec<i64> },
+    Extreme { max: bool, vals: Vec<Scalar> },
+    First { vals: Vec<Option<Scalar>> },
+}
+
+#[derive(Debug)]
+struct AggFn {
+    kind: Kind,
+    arg: Node,
+    /// The result type (for AVG: of the sum).
+    ft: FieldType,
+    state: State,
+}
+
+impl AggFn {
+    fn build(
+        e: &tipb::Expr,
+        schema: &[FieldType],
+        cfg: &EvalConfig,
+        depth: usize,
+    ) -> Result<AggFn> {
+        let tp = e.tp.unwrap_or(0);
+        let kind = match tp {
+            3001 => Kind::Count,
+            3002 => Kind::Sum,
+            3003 => Kind::Avg,
+            3004 => Kind::Min,
+            3005 => Kind::Max,
+            3006 => Kind::First,
+            _ => return Err(Error::unsupported("aggregate function", build::expr_type_name(tp))),
+        };
+        match e.agg_func_mode.unwrap_or(0) {
+            0 | 2 => {}
+            m => {
+                return Err(Error::unsupported(
+                    "aggregate mode",
+                    tipb::AggFunctionMode::try_from(m)
+                        .map_or_else(|_| m.to_string(), |x| format!("{} ({m})", x.as_str_name())),
+                ));
+            }
+        }
+        if e.has_distinct == Some(true) {
+            return Err(Error::unsupported("aggregate", "DISTINCT aggregates"));
+        }
+        let [child] = e.children.as_slice() else {
+            return Err(Error::unsupported(
+                "aggregate",
+                format!("{} arguments to {}", e.children.len(), build::expr_type_name(tp)),
+            ));
+        };
+        let arg = build::build(child, schema, cfg, depth)?;
+        let own = FieldType::from_proto(e.field_type.as_ref());
+        let ft = match kind {
+            Kind::Count => FieldType::long_long(),
+            Kind::Sum | Kind::Avg => {
+                let et = own.eval_type()?;
+                match (arg.et, et) {
+                    (EvalType::Int | EvalType::Decimal, EvalType::Decimal)
+                    | (EvalType::Int | EvalType::Real | EvalType::Decimal, EvalType::Real) => own,
+                    (a, b) => {
+                        return Err(Error::unsupported(
+                            "aggregate",
+                            format!("SUM/AVG of {a:?} as {b:?}"),
+                        ));
+                    }
+                }
+            }
+            _ => {
+                if own.eval_type().ok() == Some(arg.et) {
+                    own
+                } else {
+                    arg.ft_for_output()
+                }
+            }
+        };
+        let state = match kind {
+            Kind::Count => State::Count(Vec::new()),
+            Kind::Sum | Kind::Avg if ft.eval_type()? == EvalType::Decimal => {
+                State::SumDec { sum: Vec::new(), cnt: Vec::new() }
+            }
+            Kind::Sum | Kind::Avg => State::SumReal { sum: Vec::new(), cnt: Vec::new() },
+            Kind::Min | Kind::Max => State::Extreme { max: kind == Kind::Max, vals: Vec::new() },
+            Kind::First => State::First { vals: Vec::new() },
+        };
+        Ok(AggFn { kind, arg, ft, state })
+    }
+
+    fn out_fts(&self, out: &mut Vec<FieldType>) {
+        match self.kind {
+            Kind::Count => out.push(FieldType::long_long()),
+            Kind::Avg => {
+                let mut c = FieldType::long_long();
+                c.flag |= FLAG_UNSIGNED;
+                out.push(c);
+                out.push(self.ft);
+            }
+            _ => out.push(self.ft),
+        }
+    }
+
+    fn grow(&mut self, groups: usize) {
+        match &mut self.state {
+            State::Count(v) => v.resize(groups, 0),
+            State::SumDec { sum, cnt } => {
+                sum.resize(groups, DecAcc::default());
+                cnt.resize(groups, 0);
+            }
+            State::SumReal { sum, cnt } => {
+                sum.resize(groups, 0.0);
+                cnt.resize(groups, 0);
+            }
+            State::Extreme { vals, .. } => vals.resize(groups, Scalar::Null),
+            State::First { vals } => vals.resize(groups, None),
+        }
+    }
+
+    /// Folds `v` (over the `g.len()` logical rows) into the groups `g`.
+    fn update(&mut self, g: &[u32], v: &Value<'_>, arg_ft: &FieldType) -> Result<()> {
+        let ft = self.ft;
+        match &mut self.state {
+            State::Count(c) => {
+                for (i, &gi) in g.iter().enumerate() {
+                    let present = match (v, v.col()) {
+                        (_, Some(col)) => col.valid.get(i),
+                        (Value::Scalar(s), None) => !s.is_null(),
+                        _ => false,
+                    };
+                    if let Some(x) = c.get_mut(gi as usize) {
+                        *x += i64::from(present);
+                    }
+                }
+            }
+            State::SumDec { sum, cnt }
+                if matches!(v.col().map(|c| &c.data), Some(ColData::Fixed(_))) =>
+            {
+                if let Some(VecCol { data: ColData::Fixed(f), valid }) = v.col() {
+                    for (i, &gi) in g.iter().enumerate() {
+                        if !valid.get(i) {
+                            continue;
+                        }
+                        let (Some(acc), Some(c), Some(m)) =
+                            (sum.get_mut(gi as usize), cnt.get_mut(gi as usize), f.m.get(i))
+                        else {
+                            continue;
+                        };
+                        acc.add_fixed((*m, f.scale))?;
+                        *c += 1;
+                    }
+                }
+            }
+            State::SumDec { sum, cnt } => match v.arg::<DecT>() {
+                Ok(Arg::Col { s, valid }) => {
+                    for (i, &gi) in g.iter().enumerate() {
+                        if !valid.get(i) {
+                            continue;
+                        }
+                        let (Some(acc), Some(c), Some(x)) =
+                            (sum.get_mut(gi as usize), cnt.get_mut(gi as usize), s.get(i))
+                        else {
+                            continue;
+                        };
+                        acc.add(x)?;
+                        *c += 1;
+                    }
+                }
+                Ok(Arg::Const(x)) => {
+                    if let Some(x) = x {
+                        for &gi in g {
+                            if let (Some(acc), Some(c)) =
+                                (sum.get_mut(gi as usize), cnt.get_mut(gi as usize))
+                            {
+                                acc.add(x)?;
+                                *c += 1;
+                            }
+                        }
+                    }
+                }
+                Err(_) => {
+                    let a = v.arg::<IntT>()?;
+                    let unsigned = arg_ft.is_unsigned();
+                    for (i, &gi) in g.iter().enumerate() {
+                        let Some(x) = a.get(i) else { continue };
+                        let m = if unsigned { i128::from(x as u64) } else { i128::from(x) };
+                        if let (Some(acc), Some(c)) =
+                            (sum.get_mut(gi as usize), cnt.get_mut(gi as usize))
+                        {
+                            acc.add_fixed((m, 0))?;
+                            *c += 1;
+                        }
+                    }
+                }
+            },
+            State::SumReal { sum, cnt } => {
+                let unsigned = arg_ft.is_unsigned();
+                for (i, &gi) in g.iter().enumerate() {
+                    let x = match v.scalar_at(i) {
+                        Scalar::Real(x) => x,
+                        Scalar::Int(x) if unsigned => x as u64 as f64,
+                        Scalar::Int(x) => x as f64,
+                        Scalar::Decimal(d) => d.as_f64(),
+                        _ => continue,
+                    };
+                    if let (Some(acc), Some(c)) =
+                        (sum.get_mut(gi as usize), cnt.get_mut(gi as usize))
+                    {
+                        *acc += x;
+                        *c += 1;
+                    }
+                }
+            }
+            State::Extreme { max, vals } => {
+                for (i, &gi) in g.iter().enumerate() {
+                    let x = v.scalar_at(i);
+                    if x.is_null() {
+                        continue;
+                    }
+                    if let Some(cur) = vals.get_mut(gi as usize) {
+                        let better = cur.is_null() || {
+                            let o = cmp_scalar(&x, cur, &ft);
+                            if *max { o.is_gt() } else { o.is_lt() }
+                        };
+                        if better {
+                            *cur = x;
+                        }
+                    }
+                }
+            }
+            State::First { vals } => {
+                for (i, &gi) in g.iter().enumerate() {
+                    if let Some(slot @ None) = vals.get_mut(gi as usize) {
+                        *slot = Some(v.scalar_at(i));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(&self, groups: usize, out: &mut Vec<VecCol>) -> Result<()> {
+        match &self.state {
+            State::Count(c) => out.push(VecCol {
+                data: ColData::Int(c.clone()),
+                valid: crate::column::Bitmap::all_valid(groups),
+            }),
+            State::SumDec { sum, cnt } => {
+                if self.kind == Kind::Avg {
+                    out.push(VecCol {
+                        data: ColData::Int(cnt.clone()),
+                        valid: crate::column::Bitmap::all_valid(groups),
+                    });
+                }
+                let mut col = VecCol::new(EvalType::Decimal, groups);
+                for (s, c) in sum.iter().zip(cnt) {
+                    let v = if *c > 0 { Some(s.value()?) } else { None };
+                    DecT::push(&mut col, v.as_ref());
+                }
+                out.push(col);
+            }
+            State::SumReal { sum, cnt } => {
+                if self.kind == Kind::Avg {
+                    out.push(VecCol {
+                        data: ColData::Int(cnt.clone()),
+                        valid: crate::column::Bitmap::all_valid(groups),
+                    });
+                }
+                let mut col = VecCol::new(EvalType::Real, groups);
+                for (s, c) in sum.iter().zip(cnt) {
+                    RealT::push(&mut col, (*c > 0).then_some(*s));
+                }
+                out.push(col);
+            }
+            State::Extreme { vals, .. } => {
+                let mut col = VecCol::new(self.ft.eval_type()?, groups);
+                vals.iter().for_each(|v| col.push_scalar(v));
+                out.push(col);
+            }
+            State::First { vals } => {
+                let mut col = VecCol::new(self.ft.eval_type()?, groups);
+                vals.iter().for_each(|v| col.push_scalar(v.as_ref().unwrap_or(&Scalar::Null)));
+                out.push(col);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Appends the group-key encoding of row `i` of `v` (equal keys ⇔ equal values under the
+/// type's collation).
+fn encode_key(v: &Value<'_>, i: usize, ft: &FieldType, buf: &mut Vec<u8>, scratch: &mut Vec<u8>) {
+    let s;
+    let col = match v {
+        Value::Scalar(x) => {
+            s = VecCol::broadcast(x_et(x), x, 1);
+            return encode_key_col(&s, 0, ft, buf, scratch);
+        }
+        Value::Owned(c) => c,
+        Value::Ref(c) => *c,
+    };
+    encode_key_col(col, i, ft, buf, scratch);
+}
+
+fn x_et(x: &Scalar) -> EvalType {
+    match x {
+        Scalar::Null | Scalar::Int(_) => EvalType::Int,
+        Scalar::Real(_) => EvalType::Real,
+        Scalar::Decimal(_) => EvalType::Decimal,
+        Scalar::Bytes(_) => EvalType::Bytes,
+        Scalar::DateTime(_) => EvalType::DateTime,
+        Scalar::Duration(_) => EvalType::Duration,
+    }
+}
+
+fn encode_key_col(
+    col: &VecCol,
+    i: usize,
+    ft: &FieldType,
+    buf: &mut Vec<u8>,
+    scratch: &mut Vec<u8>,
+) {
+    if !col.valid.get(i) {
+        buf.push(0);
+        return;
+    }
+    match &col.data {
+        ColData::Int(d) => {
+            buf.push(1);
+            buf.extend_from_slice(&d.get(i).copied().unwrap_or(0).to_le_bytes());
+        }
+        ColData::Real(d) => {
+            buf.push(2);
+            let x = d.get(i).copied().unwrap_or(0.0);
+            let x = if x == 0.0 { 0.0 } else { x };
+            buf.extend_from_slice(&x.to_bits().to_le_bytes());
+        }
+        ColData::Decimal(_) | ColData::Fixed(_) => {
+            buf.push(3);
+            scratch.clear();
+            if let Scalar::Decimal(x) = col.scalar_at(i) {
+                x.write_str(scratch);
+            }
+            let mut t: &[u8] = scratch;
+            if t.contains(&b'.') {
+                while let [rest @ .., b'0'] = t {
+                    t = rest;
+                }
+                if let [rest @ .., b'.'] = t {
+                    t = rest;
+                }
+            }
+            if t == b"-0" {
+                t = b"0";
+            }
+            buf.extend_from_slice(&(t.len() as u32).to_le_bytes());
+            buf.extend_from_slice(t);
+        }
+        ColData::Bytes(d) => {
+            buf.push(4);
+            let coll = ft.collation().unwrap_or(crate::types::Collation::Binary);
+            let k = coll.key(d.get(i));
+            buf.extend_from_slice(&(k.len() as u32).to_le_bytes());
+            buf.extend_from_slice(k);
+        }
+        ColData::DateTime(d) => {
+            buf.push(5);
+            buf.extend_from_slice(&d.get(i).map_or(0, |t| t.to_packed_u64()).to_le_bytes());
+        }
+        ColData::Duration(d) => {
+            buf.push(6);
+            buf.extend_from_slice(&d.get(i).map_or(0, |t| t.nanos()).to_le_bytes());
+        }
+    }
+}
+
+/// The aggregation executor (simple when there is no GROUP BY, hash otherwise).
+#[derive(Debug)]
+pub struct AggregationExecutor {
+    child: Box<dyn Executor>,
+    aggs: Vec<AggFn>,
+    group_by: Vec<Node>,
+    refs: Vec<usize>,
+    schema: Vec<FieldType>,
+    map: HashMap<Vec<u8>, u32, foldhash::fast::RandomState>,
+    group_values: Vec<Vec<Scalar>>,
+    groups: usize,
+    output: Option<(Vec<VecCol>, usize)>,
+    stats: ExecStats,
+}
+
+impl AggregationExecutor {
+    /// Builds the aggregation of tipb `agg` over `child`.
+    pub fn new(
+        child: Box<dyn Executor>,
+        agg: &tipb::Aggregation,
+        cfg: &EvalConfig,
+        max_depth: usize,
+    ) -> Result<Self> {
+        let child_schema = child.schema().to_vec();
+        let mut aggs = Vec::with_capacity(agg.agg_func.len());
+        for e in &agg.agg_func {
+            aggs.push(AggFn::build(e, &child_schema, cfg, max_depth)?);
+        }
+        let mut group_by = Vec::with_capacity(agg.group_by.len());
+        for e in &agg.group_by {
+            group_by.push(build::build(e, &child_schema, cfg, max_depth)?);
+        }
+        let mut refs = Vec::new();
+        aggs.iter().for_each(|a| a.arg.column_refs(&mut refs));
+        group_by.iter().for_each(|g| g.column_refs(&mut refs));
+        refs.sort_unstable();
+        refs.dedup();
+        let mut schema = Vec::new();
+        aggs.iter().for_each(|a| a.out_fts(&mut schema));
+        schema.extend(group_by.iter().map(Node::ft_for_output));
+        let mut ex = AggregationExecutor {
+            child,
+            aggs,
+            group_by,
+            refs,
+            schema,
+            map: HashMap::with_hasher(foldhash::fast::RandomState::default()),
+            group_values: Vec::new(),
+            groups: 0,
+            output: None,
+            stats: ExecStats::default(),
+        };
+        if ex.group_by.is_empty() {
+            ex.groups = 1;
+            ex.aggs.iter_mut().for_each(|a| a.grow(1));
+        }
+        Ok(ex)
+    }
+
+    fn consume_batch(&mut self, batch: &mut Batch, ctx: &mut EvalContext) -> Result<()> {
+        batch.ensure(&self.refs, ctx)?;
+        // Gather the read columns once rather than once per expression reading them.
+        batch.compact(&self.refs);
+        let n = batch.len();
+        let g: Vec<u32> = if self.group_by.is_empty() {
+            vec![0; n]
+        } else {
+            let mut keys = Vec::with_capacity(self.group_by.len());
+            for e in &self.group_by {
+                keys.push(eval(e, batch, ctx)?);
+            }
+            let mut ids = Vec::with_capacity(n);
+            let mut buf = Vec::new();
+            let mut scratch = Vec::new();
+            for i in 0..n {
+                buf.clear();
+                for (k, e) in keys.iter().zip(&self.group_by) {
+                    encode_key(k, i, &e.ft, &mut buf, &mut scratch);
+                }
+                let id = match self.map.get(buf.as_slice()) {
+                    Some(&id) => id,
+                    None => {
+                        let id = u32::try_from(self.groups)
+                            .map_err(|_| Error::Overflow("group count"))?;
+                        self.map.insert(buf.clone(), id);
+                        self.group_values.push(keys.iter().map(|k| k.scalar_at(i)).collect());
+                        self.groups += 1;
+                        id
+                    }
+                };
+                ids.push(id);
+            }
+            let groups = self.groups;
+            self.aggs.iter_mut().for_each(|a| a.grow(groups));
+            ids
+        };
+        for a in &mut self.aggs {
+            let v = eval(&a.arg, batch, ctx)?;
+            let arg_ft = a.arg.ft;
+            a.update(&g, &v, &arg_ft)?;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<Vec<VecCol>> {
+        let mut cols = Vec::with_capacity(self.schema.len());
+        for a in &self.aggs {
+            a.finish(self.groups, &mut cols)?;
+        }
+        for (j, e) in self.group_by.iter().enumerate() {
+            let mut col = VecCol::new(e.et, self.groups);
+            for gv in &self.group_values {
+                col.push_scalar(gv.get(j).unwrap_or(&Scalar::Null));
+            }
+            cols.push(col);
+        }
+        Ok(cols)
+    }
+}
+
+impl Executor for AggregationExecutor {
+    fn schema(&self) -> &[FieldType] {
+        &self.schema
+    }
+
+    fn next_batch(&mut self, hint: usize, env: &mut ExecEnv<'_>) -> Result<BatchResult> {
+        let start = Instant::now();
+        if self.output.is_none() {
+            loop {
+                let mut r = self.child.next_batch(BATCH_MAX_SIZE, env)?;
+                self.consume_batch(&mut r.batch, env.ctx)?;
+                if r.drained {
+                    break;
+                }
+            }
+            self.output = Some((self.finish()?, 0));
+        }
+        let Some((cols, pos)) = self.output.as_mut() else {
+            return Err(Error::invalid("aggregation output missing"));
+        };
+        let end = (*pos + hint.max(1)).min(self.groups);
+        let rows: Vec<u32> = (*pos as u32..end as u32).collect();
+        let out: Vec<VecCol> = cols.iter().map(|c| c.gather(&rows)).collect();
+        *pos = end;
+        let mut batch = Batch::from_cols(out);
+        batch.logical = (0..rows.len() as u32).collect();
+        batch.physical_len = rows.len();
+        self.stats.record(start, rows.len());
+        Ok(BatchResult { batch, drained: end >= self.groups })
+    }
+
+    fn collect_stats(&self, sink: &mut Vec<ExecStats>) {
+        self.child.collect_stats(sink);
+        sink.push(self.stats);
+    }
+
+    fn scan_counters(&self) -> &ScanCounters {
+        self.child.scan_counters()
+    }
+}

@@ -1,0 +1,162 @@
+//! Selection: keeps the rows for which every condition is true, shrinking the selection
+//! vector only (no data is copied).
+
+use std::time::Instant;
+
+use crate::column::{ColData, Scalar};
+use crate::ctx::EvalContext;
+use crate::error::Result;
+use crate::exec::{BatchResult, ExecEnv, ExecStats, Executor, ScanCounters};
+use crate::expr::eval::Value;
+use crate::expr::{Node, eval};
+use crate::types::FieldType;
+
+/// The Selection executor.
+#[derive(Debug)]
+pub struct SelectionExecutor {
+    child: Box<dyn Executor>,
+    conditions: Vec<Node>,
+    refs: Vec<Vec<usize>>,
+    /// Every column the conditions read, plus those the parent reads.
+    prefetch: Vec<usize>,
+    /// Rows in and out of the previous batch, to tell a selective filter (decode lazily,
+    /// condition by condition) from one that keeps most rows (decode everything in one pass).
+    last_in: usize,
+    last_out: usize,
+    stats: ExecStats,
+}
+
+impl SelectionExecutor {
+    /// Wraps `child` with the (ANDed) conditions.
+    pub fn new(child: Box<dyn Executor>, conditions: Vec<Node>) -> Self {
+        let refs = conditions
+            .iter()
+            .map(|c| {
+                let mut v = Vec::new();
+                c.column_refs(&mut v);
+                v
+            })
+            .collect();
+        SelectionExecutor {
+            child,
+            conditions,
+            refs,
+            prefetch: Vec::new(),
+            last_in: 0,
+            last_out: 0,
+            stats: ExecStats::default(),
+        }
+    }
+}
+
+/// Keeps `logical[i]` where the condition value at `i` is true (non-NULL, non-zero).
+fn keep_true(logical: &mut Vec<u32>, v: &Value<'_>, ctx: &EvalContext) -> Result<()> {
+    let _ = ctx;
+    let col = match v {
+        Value::Scalar(s) => {
+            let t = match s {
+                Scalar::Null => false,
+                Scalar::Int(x) => *x != 0,
+                Scalar::Real(x) => *x != 0.0,
+                Scalar::Decimal(d) => !d.is_zero(),
+                _ => crate::expr::eval::is_true_at(v, 0)?,
+            };
+            if !t {
+                logical.clear();
+            }
+            return Ok(());
+        }
+        Value::Owned(c) => c,
+        Value::Ref(c) => *c,
+    };
+    let mut i = 0;
+    match &col.data {
+        ColData::Int(d) if col.valid.no_nulls() => logical.retain(|_| {
+            let k = d.get(i).is_some_and(|x| *x != 0);
+            i += 1;
+            k
+        }),
+        ColData::Int(d) => logical.retain(|_| {
+            let k = col.valid.get(i) && d.get(i).is_some_and(|x| *x != 0);
+            i += 1;
+            k
+        }),
+        ColData::Real(d) => logical.retain(|_| {
+            let k = col.valid.get(i) && d.get(i).is_some_and(|x| *x != 0.0);
+            i += 1;
+            k
+        }),
+        ColData::Fixed(f) => logical.retain(|_| {
+            let k = col.valid.get(i) && f.m.get(i).is_some_and(|x| *x != 0);
+            i += 1;
+            k
+        }),
+        ColData::Decimal(d) => logical.retain(|_| {
+            let k = col.valid.get(i) && d.get(i).is_some_and(|x| !x.is_zero());
+            i += 1;
+            k
+        }),
+        _ => {
+            // Other types are first cast by TiDB; treat them by their scalar truth value.
+            let mut keep = Vec::with_capacity(logical.len());
+            for j in 0..logical.len() {
+                keep.push(crate::expr::eval::is_true_at(v, j)?);
+            }
+            logical.retain(|_| {
+                let k = keep.get(i).copied().unwrap_or(false);
+                i += 1;
+                k
+            });
+        }
+    }
+    Ok(())
+}
+
+impl Executor for SelectionExecutor {
+    fn schema(&self) -> &[FieldType] {
+        self.child.schema()
+    }
+
+    fn next_batch(&mut self, hint: usize, env: &mut ExecEnv<'_>) -> Result<BatchResult> {
+        let start = Instant::now();
+        let mut r = self.child.next_batch(hint, env)?;
+        // When most rows passed last time, decode every column needed here and above in one
+        // pass over the rows; otherwise each condition decodes its columns for the rows
+        // still selected.
+        if !self.prefetch.is_empty() && self.last_out * 2 > self.last_in {
+            r.batch.ensure(&self.prefetch, env.ctx)?;
+        }
+        self.last_in = r.batch.len();
+        for (cond, refs) in self.conditions.iter().zip(&self.refs) {
+            if r.batch.is_empty() {
+                break;
+            }
+            r.batch.ensure(refs, env.ctx)?;
+            let v = eval(cond, &r.batch, env.ctx)?;
+            let mut logical = r.batch.logical.clone();
+            keep_true(&mut logical, &v, env.ctx)?;
+            drop(v);
+            r.batch.logical = logical;
+        }
+        self.last_out = r.batch.len();
+        self.stats.record(start, r.batch.len());
+        Ok(r)
+    }
+
+    fn prefetch_hint(&mut self, cols: &[usize]) {
+        let mut all: Vec<usize> =
+            self.refs.iter().flatten().copied().chain(cols.iter().copied()).collect();
+        all.sort_unstable();
+        all.dedup();
+        self.prefetch = all;
+    }
+
+    fn collect_stats(&self, sink: &mut Vec<ExecStats>) {
+        self.child.collect_stats(sink);
+        sink.push(self.stats);
+    }
+
+    fn scan_counters(&self) -> &ScanCounters {
+        self.child.scan_counters()
+    }
+}

@@ -1,0 +1,456 @@
+//! TableScan: reads record keys and row values through the scan source; columns stay raw
+//! until an expression (or the response encoder) reads them.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use rcop_datum::codec::Reader;
+use rcop_datum::datum::{self as dm, skip_datum};
+use rcop_datum::row::{Column, Row, ValueKind, v2};
+use rcop_datum::{Decimal, Duration, Time, TimeType, Tz, key};
+use rcop_proto::tipb;
+
+use crate::batch::{Batch, LazyCol};
+use crate::column::{
+    BytesT, ColData, DecT, DurT, Elem, FixedVec, IntT, RealT, Scalar, TimeT, VecCol,
+};
+use crate::ctx::{EvalConfig, EvalContext};
+use crate::error::{Error, Result};
+use crate::exec::{BatchResult, ExecEnv, ExecStats, Executor};
+use crate::scan::{KeyRange, KvBatch, ScanStatus};
+use crate::types::{EvalType, FieldType};
+
+/// TiDB's extra handle column id (`_tidb_rowid`).
+pub const EXTRA_HANDLE_ID: i64 = -1;
+/// TiDB's extra partition id column.
+pub const EXTRA_PARTITION_ID: i64 = -2;
+/// TiDB's extra physical table id column.
+pub const EXTRA_PHYSICAL_TABLE_ID: i64 = -3;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    /// From the row value.
+    Row,
+    /// The int handle of the record key.
+    IntHandle,
+    /// From the row value, else datum `k` of the common handle.
+    PkDatum(usize),
+    /// The table id of the record key.
+    TableId,
+}
+
+#[derive(Debug)]
+struct ScanCol {
+    id: i64,
+    ft: FieldType,
+    et: EvalType,
+    kind: ValueKind,
+    source: Source,
+    default: Option<Scalar>,
+}
+
+#[derive(Debug)]
+struct ScanColumns {
+    cols: Vec<ScanCol>,
+    tz: Tz,
+    common_handle: bool,
+}
+
+/// Undecoded scan rows behind a batch's raw columns.
+#[derive(Debug, Clone)]
+pub struct RawRows {
+    kv: Arc<KvBatch>,
+    cols: Arc<ScanColumns>,
+}
+
+/// A record key without its keyspace prefix.
+#[inline]
+fn strip_keyspace(k: &[u8]) -> &[u8] {
+    match k {
+        [key::KEYSPACE_TXN, _, _, _, rest @ ..] => rest,
+        _ => k,
+    }
+}
+
+impl RawRows {
+    /// Decodes column `j` for the logical rows (other physical slots are NULL).
+    pub fn decode_column(
+        &self,
+        j: usize,
+        logical: &[u32],
+        physical_len: usize,
+        ctx: &EvalContext,
+    ) -> Result<VecCol> {
+        let mut v = self.decode_columns(&[j], logical, physical_len, ctx)?;
+        v.pop().ok_or_else(|| Error::invalid("no column decoded"))
+    }
+
+    /// Decodes the columns `js` in one pass over the logical rows, parsing each row once.
+    pub fn decode_columns(
+        &self,
+        js: &[usize],
+        logical: &[u32],
+        physical_len: usize,
+        _ctx: &EvalContext,
+    ) -> Result<Vec<VecCol>> {
+        let cols = js
+            .iter()
+            .map(|&j| {
+                self.cols
+                    .cols
+                    .get(j)
+                    .ok_or_else(|| Error::invalid(format!("scan column {j} out of range")))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut outs: Vec<VecCol> = cols.iter().map(|c| new_column(c, physical_len)).collect();
+        let needs_row = cols.iter().any(|c| matches!(c.source, Source::Row | Source::PkDatum(_)));
+        let sorted = logical.windows(2).all(|w| w.first() < w.get(1));
+        let all: Vec<u32>;
+        // Decode the logical rows (all rows when the selection is not in physical order);
+        // the physical rows in between are NULL slots, appended a run at a time.
+        let rows = if sorted {
+            logical
+        } else {
+            all = (0..physical_len as u32).collect();
+            &all
+        };
+        let mut at = 0usize;
+        for &r in rows {
+            let r = r as usize;
+            if r > at {
+                outs.iter_mut().for_each(|o| o.push_nulls(r - at));
+            }
+            at = r + 1;
+            let (k, v) = self.kv.get(r).ok_or_else(|| Error::invalid("scan row out of range"))?;
+            let row = if needs_row { Some(Row::parse(v)?) } else { None };
+            for (col, out) in cols.iter().zip(outs.iter_mut()) {
+                self.decode_one(col, k, row.as_ref(), out)?;
+            }
+        }
+        if physical_len > at {
+            outs.iter_mut().for_each(|o| o.push_nulls(physical_len - at));
+        }
+        Ok(outs.into_iter().map(VecCol::into_fixed).collect())
+    }
+
+    #[inline]
+    fn decode_one(
+        &self,
+        col: &ScanCol,
+        k: &[u8],
+        row: Option<&Row<'_>>,
+        out: &mut VecCol,
+    ) -> Result<()> {
+        let k = strip_keyspace(k);
+        match col.source {
+            Source::IntHandle => {
+                let (_, h) = key::decode_record_key(k)?;
+                IntT::push(out, Some(h));
+                return Ok(());
+            }
+            Source::TableId => {
+                IntT::push(out, Some(key::decode_table_id(k)?));
+                return Ok(());
+            }
+            Source::Row | Source::PkDatum(_) => {}
+        }
+        let row = row.ok_or_else(|| Error::invalid("row not parsed"))?;
+        match row.get(col.id)? {
+            Column::V2(b) => push_v2(col, b, out, &self.cols.tz),
+            Column::Datum(d) => push_datum(col, &mut Reader::new(d), out, &self.cols.tz),
+            Column::Null => {
+                out.push_null();
+                Ok(())
+            }
+            Column::Missing => {
+                if let Source::PkDatum(idx) = col.source {
+                    let (_, handle) = key::split_record_key(k)?;
+                    let mut r = Reader::new(handle);
+                    for _ in 0..idx {
+                        skip_datum(&mut r)?;
+                    }
+                    return push_datum(col, &mut r, out, &self.cols.tz);
+                }
+                match &col.default {
+                    Some(s) => out.push_scalar(s),
+                    None if col.ft.is_not_null() => {
+                        return Err(Error::MissingColumn { column_id: col.id });
+                    }
+                    None => out.push_null(),
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// An empty output column for `col`: decimals of at most 38 digits start as fixed point
+/// with the column's scale (they fall back to `Decimal`s on the first value that does not
+/// fit).
+fn new_column(col: &ScanCol, cap: usize) -> VecCol {
+    match (col.et, u8::try_from(col.ft.decimal), col.ft.flen) {
+        (EvalType::Decimal, Ok(scale), 1..=38) if scale <= crate::fixed::MAX_SCALE => VecCol {
+            data: ColData::Fixed(FixedVec { m: Vec::with_capacity(cap), scale }),
+            valid: crate::column::Bitmap::new(),
+        },
+        _ => VecCol::new(col.et, cap),
+    }
+}
+
+#[inline]
+fn push_time(col: &ScanCol, packed: u64, out: &mut VecCol, tz: &Tz) -> Result<()> {
+    let tt = col.ft.time_type();
+    let mut t = Time::from_packed_u64(packed, tt, col.ft.fsp())?;
+    if tt == TimeType::Timestamp {
+        t = t.from_utc(tz)?;
+    }
+    TimeT::push(out, Some(t));
+    Ok(())
+}
+
+#[inline]
+fn push_v2(col: &ScanCol, b: &[u8], out: &mut VecCol, tz: &Tz) -> Result<()> {
+    match col.kind {
+        ValueKind::Int => IntT::push(out, Some(v2::decode_v2_i64(b)?)),
+        ValueKind::Uint => IntT::push(out, Some(v2::decode_v2_u64(b)? as i64)),
+        ValueKind::Float => RealT::push(out, Some(v2::decode_v2_f64(b)?)),
+        ValueKind::Bytes => BytesT::push(out, Some(b)),
+        ValueKind::Decimal => {
+            if let ColData::Fixed(f) = &mut out.data {
+                match crate::fixed::decode_bin(b) {
+                    Some((m, s)) if s == f.scale => {
+                        f.m.push(m);
+                        out.valid.push(true);
+                        return Ok(());
+                    }
+                    _ => *out = out.to_decimal(),
+                }
+            }
+            let (d, _, _) = Decimal::decode_bin(&mut Reader::new(b))?;
+            DecT::push(out, Some(&d));
+        }
+        ValueKind::Time => push_time(col, v2::decode_v2_u64(b)?, out, tz)?,
+        ValueKind::Duration => {
+            DurT::push(out, Some(Duration::from_nanos(v2::decode_v2_i64(b)?, col.ft.fsp())?));
+        }
+        ValueKind::Json => return Err(Error::unsupported("field type", "Json")),
+    }
+    Ok(())
+}
+
+fn push_datum(col: &ScanCol, r: &mut Reader<'_>, out: &mut VecCol, tz: &Tz) -> Result<()> {
+    match col.et {
+        EvalType::Int => IntT::push(out, dm::decode_int_datum(r)?),
+        EvalType::Real => RealT::push(out, dm::decode_float_datum(r)?),
+        EvalType::Decimal => DecT::push(out, dm::decode_decimal_datum(r)?.as_ref()),
+        EvalType::Bytes => {
+            let mut buf = Vec::new();
+            if dm::decode_bytes_datum(r, &mut buf)? {
+                BytesT::push(out, Some(&buf));
+            } else {
+                out.push_null();
+            }
+        }
+        EvalType::DateTime => {
+            let tt = col.ft.time_type();
+            match dm::decode_time_datum(r, tt, col.ft.fsp())? {
+                Some(mut t) => {
+                    if tt == TimeType::Timestamp {
+                        t = t.from_utc(tz)?;
+                    }
+                    TimeT::push(out, Some(t));
+                }
+                None => out.push_null(),
+            }
+        }
+        EvalType::Duration => DurT::push(out, dm::decode_duration_datum(r, col.ft.fsp())?),
+    }
+    Ok(())
+}
+
+/// Per-range scan counts and the position reached, for `output_counts` and paging.
+#[derive(Debug, Clone, Default)]
+pub struct ScanCounters {
+    /// The request ranges, in request order.
+    pub ranges: Vec<KeyRange>,
+    /// Rows scanned per range, in request order.
+    pub counts: Vec<i64>,
+    /// The last key consumed.
+    pub last_key: Option<Vec<u8>>,
+    /// True once every range is exhausted.
+    pub drained: bool,
+    /// True for a descending scan.
+    pub desc: bool,
+}
+
+impl ScanCounters {
+    /// The interval scanned so far, as TiKV reports it for paging: forward
+    /// `[first start, last key + 0x00)`, backward `[last key, last end)`. `None` once drained
+    /// (or when nothing was scanned).
+    pub fn scanned_range(&self) -> Option<KeyRange> {
+        if self.drained {
+            return None;
+        }
+        let last = self.last_key.as_ref()?;
+        if self.desc {
+            let end = self.ranges.last().map(|r| r.end.clone()).unwrap_or_default();
+            Some(KeyRange { start: last.clone(), end })
+        } else {
+            let start = self.ranges.first().map(|r| r.start.clone()).unwrap_or_default();
+            let mut end = last.clone();
+            end.push(0);
+            Some(KeyRange { start, end })
+        }
+    }
+}
+
+/// The TableScan executor.
+#[derive(Debug)]
+pub struct TableScanExecutor {
+    schema: Vec<FieldType>,
+    cols: Arc<ScanColumns>,
+    counters: ScanCounters,
+    /// Index (in request order) of the range being scanned, in scan order.
+    order: Vec<usize>,
+    cur: usize,
+    started: bool,
+    /// The largest average pair size seen, to size the next batch's arena.
+    bytes_per_row: usize,
+    /// The last batch's pairs, reused when no batch refers to them any more.
+    spare: Option<Arc<KvBatch>>,
+    stats: ExecStats,
+}
+
+impl TableScanExecutor {
+    /// Builds a scan over `ranges` (request order, ascending) for the tipb TableScan.
+    pub fn new(ts: &tipb::TableScan, ranges: Vec<KeyRange>, cfg: &EvalConfig) -> Result<Self> {
+        let pk_ids = &ts.primary_column_ids;
+        let common_handle = !pk_ids.is_empty();
+        let mut cols = Vec::with_capacity(ts.columns.len());
+        for c in &ts.columns {
+            let ft = FieldType::from_column(c);
+            let et = ft.eval_type()?;
+            let kind = ft.value_kind()?;
+            let id = c.column_id.unwrap_or(0);
+            let source = if (c.pk_handle == Some(true) || id == EXTRA_HANDLE_ID) && !common_handle {
+                if et != EvalType::Int {
+                    return Err(Error::invalid(format!("handle column {id} is not an integer")));
+                }
+                Source::IntHandle
+            } else if id == EXTRA_PHYSICAL_TABLE_ID || id == EXTRA_PARTITION_ID {
+                Source::TableId
+            } else if let Some(k) = pk_ids.iter().position(|p| *p == id) {
+                Source::PkDatum(k)
+            } else {
+                Source::Row
+            };
+            let mut col = ScanCol { id, ft, et, kind, source, default: None };
+            if let Some(d) = c.default_val.as_deref().filter(|d| !d.is_empty()) {
+                let mut one = VecCol::new(et, 1);
+                push_datum(&col, &mut Reader::new(d), &mut one, &cfg.tz)?;
+                col.default = Some(one.scalar_at(0));
+            }
+            cols.push(col);
+        }
+        let desc = ts.desc == Some(true);
+        let n = ranges.len();
+        let order: Vec<usize> = if desc { (0..n).rev().collect() } else { (0..n).collect() };
+        Ok(TableScanExecutor {
+            schema: cols.iter().map(|c| c.ft).collect(),
+            cols: Arc::new(ScanColumns { cols, tz: cfg.tz.clone(), common_handle }),
+            counters: ScanCounters {
+                counts: vec![0; n],
+                ranges,
+                last_key: None,
+                drained: n == 0,
+                desc,
+            },
+            order,
+            cur: 0,
+            started: false,
+            bytes_per_row: 64,
+            spare: None,
+            stats: ExecStats::default(),
+        })
+    }
+
+    fn check_key(&self, k: &[u8]) -> Result<()> {
+        let k = strip_keyspace(k);
+        if self.cols.common_handle {
+            key::split_record_key(k)?;
+        } else {
+            key::decode_record_key(k)?;
+        }
+        Ok(())
+    }
+}
+
+impl Executor for TableScanExecutor {
+    fn schema(&self) -> &[FieldType] {
+        &self.schema
+    }
+
+    fn next_batch(&mut self, hint: usize, env: &mut ExecEnv<'_>) -> Result<BatchResult> {
+        let start = Instant::now();
+        let hint = hint.max(1);
+        // Reuse the previous batch's arena once every reader of it is gone (no allocation,
+        // and no fresh zeroed pages, per batch in the steady state).
+        let mut kv = match self.spare.take().map(Arc::try_unwrap) {
+            Some(Ok(mut kv)) => {
+                kv.clear();
+                kv
+            }
+            _ => KvBatch::with_capacity(hint, hint.saturating_mul(self.bytes_per_row)),
+        };
+        while kv.len() < hint {
+            let Some(&ri) = self.order.get(self.cur) else { break };
+            let range =
+                self.counters.ranges.get(ri).ok_or_else(|| Error::invalid("range index"))?;
+            if !self.started {
+                env.source.start(range, self.counters.desc)?;
+                self.started = true;
+            }
+            let before = kv.len();
+            let status = env.source.next_batch(hint - kv.len(), &mut kv)?;
+            if let Some(c) = self.counters.counts.get_mut(ri) {
+                *c += (kv.len() - before) as i64;
+            }
+            if status == ScanStatus::Done {
+                self.cur += 1;
+                self.started = false;
+            }
+        }
+        let drained = self.cur >= self.order.len();
+        self.counters.drained = drained;
+        let n = kv.len();
+        if n > 0 {
+            self.bytes_per_row = self.bytes_per_row.max(kv.byte_len().div_ceil(n));
+        }
+        if let Some((k, _)) = n.checked_sub(1).and_then(|l| kv.get(l)) {
+            self.counters.last_key = Some(k.to_vec());
+        }
+        // Keys are decoded when a handle column is read; the first key is checked here so a
+        // range over something other than records of this table fails early.
+        if let Some((k, _)) = kv.get(0) {
+            self.check_key(k)?;
+        }
+        let kv = Arc::new(kv);
+        let batch = Batch {
+            cols: vec![LazyCol::Raw; self.cols.cols.len()],
+            logical: (0..n as u32).collect(),
+            physical_len: n,
+            raw: Some(RawRows { kv: Arc::clone(&kv), cols: Arc::clone(&self.cols) }),
+        };
+        self.spare = Some(kv);
+        self.stats.record(start, n);
+        Ok(BatchResult { batch, drained })
+    }
+
+    fn collect_stats(&self, sink: &mut Vec<ExecStats>) {
+        sink.push(self.stats);
+    }
+
+    fn scan_counters(&self) -> &ScanCounters {
+        &self.counters
+    }
+}

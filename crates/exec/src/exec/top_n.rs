@@ -1,0 +1,171 @@
+//! TopN: the first `limit` rows in the order of the ByItems.
+
+use std::cmp::Ordering;
+use std::time::Instant;
+
+use crate::batch::Batch;
+use crate::column::{Scalar, VecCol};
+use crate::error::Result;
+use crate::exec::{BATCH_MAX_SIZE, BatchResult, ExecEnv, ExecStats, Executor, ScanCounters};
+use crate::expr::eval::cmp_int;
+use crate::expr::{Node, eval};
+use crate::types::{Collation, FieldType};
+
+/// Compares two scalars of one field type; NULL sorts first, strings by collation.
+pub fn cmp_scalar(a: &Scalar, b: &Scalar, ft: &FieldType) -> Ordering {
+    match (a, b) {
+        (Scalar::Null, Scalar::Null) => Ordering::Equal,
+        (Scalar::Null, _) => Ordering::Less,
+        (_, Scalar::Null) => Ordering::Greater,
+        (Scalar::Int(x), Scalar::Int(y)) => cmp_int(*x, ft.is_unsigned(), *y, ft.is_unsigned()),
+        (Scalar::Real(x), Scalar::Real(y)) => x.total_cmp(y),
+        (Scalar::Decimal(x), Scalar::Decimal(y)) => x.cmp(y),
+        (Scalar::Bytes(x), Scalar::Bytes(y)) => {
+            ft.collation().unwrap_or(Collation::Binary).compare(x, y)
+        }
+        (Scalar::DateTime(x), Scalar::DateTime(y)) => x.cmp(y),
+        (Scalar::Duration(x), Scalar::Duration(y)) => x.cmp(y),
+        _ => Ordering::Equal,
+    }
+}
+
+#[derive(Debug)]
+struct Entry {
+    keys: Vec<Scalar>,
+    seq: u64,
+    row: Vec<Scalar>,
+}
+
+/// The TopN executor.
+#[derive(Debug)]
+pub struct TopNExecutor {
+    child: Box<dyn Executor>,
+    order_by: Vec<(Node, bool)>,
+    refs: Vec<usize>,
+    limit: usize,
+    heap: Vec<Entry>,
+    seq: u64,
+    out: Option<std::vec::IntoIter<Entry>>,
+    stats: ExecStats,
+}
+
+impl TopNExecutor {
+    /// Wraps `child`: `order_by` as (expression, descending).
+    pub fn new(child: Box<dyn Executor>, order_by: Vec<(Node, bool)>, limit: u64) -> Self {
+        let mut refs = Vec::new();
+        order_by.iter().for_each(|(e, _)| e.column_refs(&mut refs));
+        TopNExecutor {
+            child,
+            order_by,
+            refs,
+            limit: usize::try_from(limit).unwrap_or(usize::MAX),
+            heap: Vec::new(),
+            seq: 0,
+            out: None,
+            stats: ExecStats::default(),
+        }
+    }
+
+    fn cmp(&self, a: &Entry, b: &Entry) -> Ordering {
+        for (i, (node, desc)) in self.order_by.iter().enumerate() {
+            let (x, y) = (a.keys.get(i), b.keys.get(i));
+            let o = match (x, y) {
+                (Some(x), Some(y)) => cmp_scalar(x, y, &node.ft_for_output()),
+                _ => Ordering::Equal,
+            };
+            let o = if *desc { o.reverse() } else { o };
+            if o != Ordering::Equal {
+                return o;
+            }
+        }
+        a.seq.cmp(&b.seq)
+    }
+
+    fn shrink(&mut self) {
+        let mut heap = std::mem::take(&mut self.heap);
+        heap.sort_by(|a, b| self.cmp(a, b));
+        heap.truncate(self.limit);
+        self.heap = heap;
+    }
+
+    fn consume(&mut self, env: &mut ExecEnv<'_>) -> Result<()> {
+        let width = self.child.schema().len();
+        loop {
+            let mut r = self.child.next_batch(BATCH_MAX_SIZE, env)?;
+            r.batch.ensure(&self.refs, env.ctx)?;
+            let mut keys = Vec::with_capacity(self.order_by.len());
+            for (e, _) in &self.order_by {
+                keys.push(eval(e, &r.batch, env.ctx)?.into_col(e.et, r.batch.len()));
+            }
+            r.batch.ensure_all(env.ctx)?;
+            for (i, &phys) in r.batch.logical.iter().enumerate() {
+                let row = (0..width)
+                    .map(|c| {
+                        r.batch.decoded(c).map_or(Scalar::Null, |col| col.scalar_at(phys as usize))
+                    })
+                    .collect();
+                let entry = Entry {
+                    keys: keys.iter().map(|k| k.scalar_at(i)).collect(),
+                    seq: self.seq,
+                    row,
+                };
+                self.seq += 1;
+                self.heap.push(entry);
+            }
+            if self.heap.len() >= self.limit.saturating_mul(2).max(BATCH_MAX_SIZE) {
+                self.shrink();
+            }
+            if r.drained {
+                break;
+            }
+        }
+        self.shrink();
+        Ok(())
+    }
+}
+
+impl Executor for TopNExecutor {
+    fn schema(&self) -> &[FieldType] {
+        self.child.schema()
+    }
+
+    fn next_batch(&mut self, hint: usize, env: &mut ExecEnv<'_>) -> Result<BatchResult> {
+        let start = Instant::now();
+        if self.out.is_none() {
+            if self.limit > 0 {
+                self.consume(env)?;
+            }
+            self.out = Some(std::mem::take(&mut self.heap).into_iter());
+        }
+        let schema: Vec<FieldType> = self.child.schema().to_vec();
+        let mut cols: Vec<VecCol> = Vec::with_capacity(schema.len());
+        for ft in &schema {
+            cols.push(VecCol::new(ft.eval_type()?, hint));
+        }
+        let mut n = 0;
+        let mut drained = true;
+        if let Some(it) = self.out.as_mut() {
+            for e in it.by_ref().take(hint.max(1)) {
+                for (c, v) in cols.iter_mut().zip(&e.row) {
+                    c.push_scalar(v);
+                }
+                n += 1;
+            }
+            drained = it.len() == 0;
+        }
+        let mut batch = Batch::from_cols(cols);
+        batch.logical = (0..n as u32).collect();
+        batch.physical_len = n;
+        self.stats.record(start, n);
+        Ok(BatchResult { batch, drained })
+    }
+
+    fn collect_stats(&self, sink: &mut Vec<ExecStats>) {
+        self.child.collect_stats(sink);
+        sink.push(self.stats);
+    }
+
+    fn scan_counters(&self) -> &ScanCounters {
+        self.child.scan_counters()
+    }
+}

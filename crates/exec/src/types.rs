@@ -1,0 +1,229 @@
+//! Field types as the engine uses them: eval types, collations, time and decimal details.
+
+use rcop_datum::TimeType;
+use rcop_datum::chunk::mysql_type as mt;
+use rcop_datum::row::ValueKind;
+use rcop_proto::tipb;
+
+use crate::error::{Error, Result};
+
+/// `FieldType.flag` bit: NOT NULL.
+pub const FLAG_NOT_NULL: u32 = 1;
+/// `FieldType.flag` bit: UNSIGNED.
+pub const FLAG_UNSIGNED: u32 = 32;
+
+/// The in-memory representation an expression value has, by field type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EvalType {
+    /// Signed or unsigned 64-bit integers (the UNSIGNED flag tells which).
+    Int,
+    /// `f64`.
+    Real,
+    /// [`rcop_datum::Decimal`].
+    Decimal,
+    /// Byte strings.
+    Bytes,
+    /// [`rcop_datum::Time`]: DATE, DATETIME and TIMESTAMP (timestamps in the session zone).
+    DateTime,
+    /// [`rcop_datum::Duration`].
+    Duration,
+}
+
+/// How two strings compare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Collation {
+    /// Plain byte order (`binary`, every old-framework id, `utf8mb4_0900_bin`).
+    Binary,
+    /// Byte order ignoring trailing spaces (`utf8mb4_bin`, `latin1_bin`: PAD SPACE).
+    PadSpaceBin,
+}
+
+impl Collation {
+    /// Maps a collation id (new framework ids are negative).
+    pub fn from_id(id: i32) -> Result<Collation> {
+        match id {
+            0.. => Ok(Collation::Binary),
+            -63 | -309 => Ok(Collation::Binary),
+            -46 | -83 | -65 | -47 => Ok(Collation::PadSpaceBin),
+            _ => Err(Error::unsupported("collation", format!("collation id {id}"))),
+        }
+    }
+
+    /// The bytes that decide equality and order (trailing spaces removed under PAD SPACE).
+    #[inline]
+    pub fn key(self, s: &[u8]) -> &[u8] {
+        match self {
+            Collation::Binary => s,
+            Collation::PadSpaceBin => {
+                let mut end = s.len();
+                while end > 0 && s.get(end - 1) == Some(&b' ') {
+                    end -= 1;
+                }
+                s.get(..end).unwrap_or(s)
+            }
+        }
+    }
+
+    /// Compares two strings under this collation.
+    #[inline]
+    pub fn compare(self, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+        self.key(a).cmp(self.key(b))
+    }
+}
+
+/// The parts of a tipb `FieldType` (or `ColumnInfo`) the engine looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FieldType {
+    /// MySQL type code.
+    pub tp: u8,
+    /// Flag bits (`FLAG_*`).
+    pub flag: u32,
+    /// Display length.
+    pub flen: i32,
+    /// Fraction digits (decimal) or fsp (time, duration); -1 when unspecified.
+    pub decimal: i32,
+    /// Collation id.
+    pub collate: i32,
+}
+
+impl FieldType {
+    /// A field type of the given MySQL type with no flags.
+    pub const fn new(tp: u8) -> FieldType {
+        FieldType { tp, flag: 0, flen: -1, decimal: -1, collate: 63 }
+    }
+
+    /// `BIGINT` (signed).
+    pub const fn long_long() -> FieldType {
+        FieldType::new(mt::LONG_LONG)
+    }
+
+    /// Reads a tipb `FieldType`; a missing type is `Unspecified` (0).
+    pub fn from_proto(ft: Option<&tipb::FieldType>) -> FieldType {
+        match ft {
+            None => FieldType::new(mt::UNSPECIFIED),
+            Some(ft) => FieldType {
+                tp: ft.tp.unwrap_or(0) as u8,
+                flag: ft.flag.unwrap_or(0),
+                flen: ft.flen.unwrap_or(-1),
+                decimal: ft.decimal.unwrap_or(-1),
+                collate: ft.collate.unwrap_or(63),
+            },
+        }
+    }
+
+    /// Reads the type of a tipb `ColumnInfo`.
+    pub fn from_column(c: &tipb::ColumnInfo) -> FieldType {
+        FieldType {
+            tp: c.tp.unwrap_or(0) as u8,
+            flag: c.flag.unwrap_or(0) as u32,
+            flen: c.column_len.unwrap_or(-1),
+            decimal: c.decimal.unwrap_or(-1),
+            collate: c.collation.unwrap_or(63),
+        }
+    }
+
+    /// True when the UNSIGNED flag is set.
+    #[inline]
+    pub fn is_unsigned(&self) -> bool {
+        self.flag & FLAG_UNSIGNED != 0
+    }
+
+    /// True when the NOT NULL flag is set.
+    #[inline]
+    pub fn is_not_null(&self) -> bool {
+        self.flag & FLAG_NOT_NULL != 0
+    }
+
+    /// The eval type, or an error naming the unsupported type.
+    pub fn eval_type(&self) -> Result<EvalType> {
+        Ok(match self.tp {
+            mt::TINY | mt::SHORT | mt::INT24 | mt::LONG | mt::LONG_LONG | mt::YEAR | mt::NULL => {
+                EvalType::Int
+            }
+            mt::FLOAT | mt::DOUBLE => EvalType::Real,
+            mt::NEW_DECIMAL => EvalType::Decimal,
+            mt::VARCHAR
+            | mt::VAR_STRING
+            | mt::STRING
+            | mt::TINY_BLOB
+            | mt::MEDIUM_BLOB
+            | mt::LONG_BLOB
+            | mt::BLOB => EvalType::Bytes,
+            mt::DATE | mt::DATETIME | mt::TIMESTAMP | mt::NEW_DATE => EvalType::DateTime,
+            mt::DURATION => EvalType::Duration,
+            tp => return Err(Error::unsupported("field type", type_name(tp))),
+        })
+    }
+
+    /// How a value of this type is stored in row format v2.
+    pub fn value_kind(&self) -> Result<ValueKind> {
+        Ok(match self.eval_type()? {
+            EvalType::Int if self.is_unsigned() => ValueKind::Uint,
+            EvalType::Int => ValueKind::Int,
+            EvalType::Real => ValueKind::Float,
+            EvalType::Decimal => ValueKind::Decimal,
+            EvalType::Bytes => ValueKind::Bytes,
+            EvalType::DateTime => ValueKind::Time,
+            EvalType::Duration => ValueKind::Duration,
+        })
+    }
+
+    /// The time type of a DATE/DATETIME/TIMESTAMP field.
+    pub fn time_type(&self) -> TimeType {
+        match self.tp {
+            mt::DATE | mt::NEW_DATE => TimeType::Date,
+            mt::TIMESTAMP => TimeType::Timestamp,
+            _ => TimeType::DateTime,
+        }
+    }
+
+    /// The fsp of a time or duration field (0 when unspecified, at most 6).
+    pub fn fsp(&self) -> u8 {
+        if self.tp == mt::DATE || self.tp == mt::NEW_DATE {
+            return 0;
+        }
+        self.decimal.clamp(0, 6) as u8
+    }
+
+    /// The collation, or an error naming an unsupported one.
+    pub fn collation(&self) -> Result<Collation> {
+        Collation::from_id(self.collate)
+    }
+}
+
+/// A readable name of a MySQL type code for error messages.
+pub fn type_name(tp: u8) -> String {
+    let name = match tp {
+        mt::BIT => "Bit",
+        mt::JSON => "Json",
+        mt::ENUM => "Enum",
+        mt::SET => "Set",
+        mt::GEOMETRY => "Geometry",
+        mt::TIDB_VECTOR_FLOAT32 => "TiDBVectorFloat32",
+        mt::UNSPECIFIED => "Unspecified",
+        _ => "type",
+    };
+    format!("{name} ({tp})")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn collations() {
+        assert_eq!(Collation::from_id(-46).unwrap(), Collation::PadSpaceBin);
+        assert_eq!(Collation::from_id(-63).unwrap(), Collation::Binary);
+        assert_eq!(Collation::from_id(33).unwrap(), Collation::Binary);
+        let e = Collation::from_id(-45).unwrap_err().to_string();
+        assert!(e.contains("-45"), "{e}");
+        assert_eq!(Collation::PadSpaceBin.compare(b"a  ", b"a"), std::cmp::Ordering::Equal);
+        assert_eq!(Collation::Binary.compare(b"a ", b"a"), std::cmp::Ordering::Greater);
+    }
+
+    #[test]
+    fn unsupported_type_is_named() {
+        let e = FieldType::new(mt::JSON).eval_type().unwrap_err().to_string();
+        assert!(e.contains("Json (245)"), "{e}");
+    }
+}
