@@ -1,6 +1,6 @@
-//! SST and L0 files from untrusted bytes: open, scan both directions, point gets and old
-//! versions. Every read returns data or an error; a forward scan never yields keys out of
-//! order.
+//! SST and L0 files from untrusted bytes: open, scan, point gets and old versions. Every
+//! read returns data or an error, never a panic. (Key order is not asserted: a file whose
+//! footer says "no checksum" can carry any block content, which only a checksum could catch.)
 #![no_main]
 
 use bytes::Bytes;
@@ -12,17 +12,12 @@ fn scan(table: &Table<InMemory>) {
     if it.seek_to_first().is_err() {
         return;
     }
-    let mut prev: Option<Vec<u8>> = None;
     let mut n = 0;
     while it.valid() && n < 10_000 {
         let key = it.key().to_vec();
-        if let Some(p) = &prev {
-            assert!(p < &key, "keys out of order");
-        }
         let _ = it.value();
         let _ = it.value_at(u64::MAX / 2);
         let _ = table.get(&key, u64::MAX);
-        prev = Some(key);
         n += 1;
         if it.next().is_err() {
             break;
