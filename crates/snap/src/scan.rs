@@ -1,0 +1,749 @@
+//! The MVCC merge scanner: memtables, L0 tables and levels merged at a read ts.
+
+use std::cmp::Ordering;
+
+use crossbeam_skiplist::map::Entry;
+use rcop_sst::{BIT_DELETE, BlockSource, Table, TableIter, Value};
+
+use crate::error::Result;
+use crate::memtable::{MemKey, MemTable, MemValue, RowEntry};
+use crate::range::InnerRange;
+use crate::snapshot::{MemSource, Snapshot};
+
+/// Where a scanner writes `(key, value)` pairs: a caller-owned buffer.
+///
+/// Implemented for closures, so an adapter can fill any batch type without a copy
+/// (`scanner.next_batch(n, &mut |k: &[u8], v: &[u8]| batch.push(k, v))`), and for
+/// [`PairBuf`].
+pub trait KvSink {
+    /// Appends one pair. `key` is the full outer key.
+    fn push(&mut self, key: &[u8], value: &[u8]);
+}
+
+impl<F: FnMut(&[u8], &[u8])> KvSink for F {
+    #[inline]
+    fn push(&mut self, key: &[u8], value: &[u8]) {
+        self(key, value)
+    }
+}
+
+/// A reusable buffer of `(key, value)` pairs stored back to back in one byte arena.
+#[derive(Debug, Clone, Default)]
+pub struct PairBuf {
+    arena: Vec<u8>,
+    ends: Vec<(usize, usize)>,
+}
+
+impl PairBuf {
+    /// An empty buffer.
+    pub fn new() -> Self {
+        PairBuf::default()
+    }
+
+    /// Removes every pair, keeping the allocations.
+    pub fn clear(&mut self) {
+        self.arena.clear();
+        self.ends.clear();
+    }
+
+    /// Number of pairs.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Pair `i`, `None` when out of range.
+    pub fn get(&self, i: usize) -> Option<(&[u8], &[u8])> {
+        let start = match i.checked_sub(1) {
+            Some(p) => self.ends.get(p)?.1,
+            None => 0,
+        };
+        let &(k, v) = self.ends.get(i)?;
+        Some((self.arena.get(start..k)?, self.arena.get(k..v)?))
+    }
+
+    /// The pairs in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8])> + '_ {
+        (0..self.len()).filter_map(|i| self.get(i))
+    }
+}
+
+impl KvSink for PairBuf {
+    #[inline]
+    fn push(&mut self, key: &[u8], value: &[u8]) {
+        self.arena.extend_from_slice(key);
+        let k = self.arena.len();
+        self.arena.extend_from_slice(value);
+        self.ends.push((k, self.arena.len()));
+    }
+}
+
+/// Whether a range has more pairs after a batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScanStatus {
+    /// Call [`Scanner::next_batch`] again.
+    More,
+    /// The range is exhausted.
+    Done,
+}
+
+/// A cursor over one source, positioned on a key (all versions of a key count as one step).
+#[derive(Debug)]
+pub(crate) enum Cursor<'a, S> {
+    Skip(SkipCursor<'a>),
+    Rows(RowsCursor<'a>),
+    L0(TableCursor<'a, S>),
+    Level(LevelCursor<'a, S>),
+}
+
+impl<'a, S: BlockSource> Cursor<'a, S> {
+    pub(crate) fn mem(m: &'a MemSource) -> Self {
+        match m {
+            MemSource::Skip(t) => Cursor::Skip(SkipCursor { table: t, cur: None, resolved: None }),
+            MemSource::Rows(t) => {
+                Cursor::Rows(RowsCursor { rows: &t.rows, pos: t.rows.len(), resolved: 0 })
+            }
+        }
+    }
+
+    pub(crate) fn l0(t: &'a Table<S>) -> Self {
+        Cursor::L0(TableCursor::new(t))
+    }
+
+    pub(crate) fn level(tables: &'a [Table<S>]) -> Self {
+        Cursor::Level(LevelCursor { tables, idx: 0, cur: None, bound: InnerRange::default() })
+    }
+
+    fn set_bound(&mut self, bound: &InnerRange) {
+        if let Cursor::Level(c) = self {
+            c.bound.clone_from(bound);
+        }
+    }
+
+    fn seek(&mut self, key: &[u8]) -> Result<()> {
+        match self {
+            Cursor::Skip(c) => {
+                c.cur = c.table.seek(key);
+                Ok(())
+            }
+            Cursor::Rows(c) => {
+                c.pos = c.rows.partition_point(|r| r.key.as_ref() < key);
+                Ok(())
+            }
+            Cursor::L0(c) => Ok(c.it.seek(key)?),
+            Cursor::Level(c) => c.seek(key),
+        }
+    }
+
+    fn seek_lt(&mut self, end: &[u8]) -> Result<()> {
+        match self {
+            Cursor::Skip(c) => {
+                c.cur = c.table.seek_lt(end);
+                Ok(())
+            }
+            Cursor::Rows(c) => {
+                let n = if end.is_empty() {
+                    c.rows.len()
+                } else {
+                    c.rows.partition_point(|r| r.key.as_ref() < end)
+                };
+                c.pos = match n.checked_sub(1) {
+                    Some(last) => newest_row(c.rows, last),
+                    None => c.rows.len(),
+                };
+                Ok(())
+            }
+            Cursor::L0(c) => c.seek_lt(end),
+            Cursor::Level(c) => c.seek_lt(end),
+        }
+    }
+
+    #[inline]
+    fn valid(&self) -> bool {
+        match self {
+            Cursor::Skip(c) => c.cur.is_some(),
+            Cursor::Rows(c) => c.pos < c.rows.len(),
+            Cursor::L0(c) => c.it.valid(),
+            Cursor::Level(c) => c.cur.as_ref().is_some_and(|t| t.it.valid()),
+        }
+    }
+
+    #[inline]
+    fn key(&self) -> &[u8] {
+        match self {
+            Cursor::Skip(c) => c.cur.as_ref().map_or(&[], |e| e.key().key.as_ref()),
+            Cursor::Rows(c) => c.rows.get(c.pos).map_or(&[], |r| r.key.as_ref()),
+            Cursor::L0(c) => c.it.key(),
+            Cursor::Level(c) => c.cur.as_ref().map_or(&[], |t| t.it.key()),
+        }
+    }
+
+    fn next(&mut self) -> Result<()> {
+        match self {
+            Cursor::Skip(c) => {
+                let mut e = c.cur.take();
+                if let Some(start) = &e {
+                    let key = start.key().key.clone();
+                    while let Some(cur) = e {
+                        if cur.key().key != key {
+                            e = Some(cur);
+                            break;
+                        }
+                        e = cur.next();
+                    }
+                }
+                c.cur = e;
+                Ok(())
+            }
+            Cursor::Rows(c) => {
+                if let Some(key) = c.rows.get(c.pos).map(|r| &r.key) {
+                    let n = c.rows[c.pos..].iter().take_while(|r| r.key == *key).count();
+                    c.pos += n;
+                }
+                Ok(())
+            }
+            Cursor::L0(c) => Ok(c.it.next()?),
+            Cursor::Level(c) => c.next(),
+        }
+    }
+
+    fn prev(&mut self) -> Result<()> {
+        match self {
+            Cursor::Skip(c) => {
+                c.cur = match c.cur.take().and_then(|e| e.prev()) {
+                    Some(e) => c.table.newest_of(&e),
+                    None => None,
+                };
+                Ok(())
+            }
+            Cursor::Rows(c) => {
+                c.pos = match c.pos.checked_sub(1).filter(|_| c.pos < c.rows.len()) {
+                    Some(p) => newest_row(c.rows, p),
+                    None => c.rows.len(),
+                };
+                Ok(())
+            }
+            Cursor::L0(c) => Ok(c.it.prev()?),
+            Cursor::Level(c) => c.prev(),
+        }
+    }
+
+    /// Finds the newest version `<= read_ts` of the current key in this source and
+    /// remembers it for [`resolved`](Self::resolved).
+    fn resolve(&mut self, read_ts: u64) -> Result<Option<u64>> {
+        match self {
+            Cursor::Skip(c) => {
+                c.resolved = None;
+                let mut e = c.cur.clone();
+                if let Some(first) = &c.cur {
+                    let key = &first.key().key;
+                    while let Some(cur) = e {
+                        if cur.key().key != *key {
+                            break;
+                        }
+                        if cur.key().version <= read_ts {
+                            let v = cur.key().version;
+                            c.resolved = Some(cur);
+                            return Ok(Some(v));
+                        }
+                        e = cur.next();
+                    }
+                }
+                Ok(None)
+            }
+            Cursor::Rows(c) => {
+                let Some(key) = c.rows.get(c.pos).map(|r| &r.key) else {
+                    return Ok(None);
+                };
+                for (i, r) in c.rows.iter().enumerate().skip(c.pos) {
+                    if r.key != *key {
+                        break;
+                    }
+                    if r.commit_ts <= read_ts {
+                        c.resolved = i;
+                        return Ok(Some(r.commit_ts));
+                    }
+                }
+                Ok(None)
+            }
+            Cursor::L0(c) => c.resolve(read_ts),
+            Cursor::Level(c) => match &mut c.cur {
+                Some(t) => t.resolve(read_ts),
+                None => Ok(None),
+            },
+        }
+    }
+
+    /// The value found by the last successful [`resolve`](Self::resolve) (empty: delete).
+    #[inline]
+    fn resolved_value(&self) -> &[u8] {
+        match self {
+            Cursor::Skip(c) => c.resolved.as_ref().map_or(&[], |e| &e.value().value),
+            Cursor::Rows(c) => c.rows.get(c.resolved).map_or(&[], |r| &r.value),
+            Cursor::L0(c) => c.resolved_value(),
+            Cursor::Level(c) => c.cur.as_ref().map_or(&[], |t| t.resolved_value()),
+        }
+    }
+
+    /// The version found by the last successful [`resolve`](Self::resolve):
+    /// `(start_ts, value)`, a delete as an empty value.
+    fn resolved(&self) -> (u64, &[u8]) {
+        match self {
+            Cursor::Skip(c) => {
+                c.resolved.as_ref().map_or((0, &[]), |e| (e.value().start_ts, &e.value().value))
+            }
+            Cursor::Rows(c) => c.rows.get(c.resolved).map_or((0, &[]), |r| (r.start_ts, &r.value)),
+            Cursor::L0(c) => c.resolved(),
+            Cursor::Level(c) => c.cur.as_ref().map_or((0, &[]), |t| t.resolved()),
+        }
+    }
+}
+
+/// Index of the newest row of the key of row `i` (rows are newest first within a key).
+fn newest_row(rows: &[RowEntry], i: usize) -> usize {
+    let Some(key) = rows.get(i).map(|r| &r.key) else {
+        return rows.len();
+    };
+    let mut p = i;
+    while p > 0 && rows.get(p - 1).is_some_and(|r| r.key == *key) {
+        p -= 1;
+    }
+    p
+}
+
+#[derive(Debug)]
+pub(crate) struct SkipCursor<'a> {
+    table: &'a MemTable,
+    /// Newest version of the current key.
+    cur: Option<Entry<'a, MemKey, MemValue>>,
+    resolved: Option<Entry<'a, MemKey, MemValue>>,
+}
+
+#[derive(Debug)]
+pub(crate) struct RowsCursor<'a> {
+    rows: &'a [RowEntry],
+    /// Newest row of the current key; `rows.len()` when not valid.
+    pos: usize,
+    resolved: usize,
+}
+
+/// Start ts from the 17-byte write-CF user meta `[1, start_ts LE, commit_ts LE]`.
+pub(crate) fn user_meta_start_ts(user_meta: &[u8]) -> u64 {
+    match user_meta {
+        [1, s @ ..] if s.len() == 16 => {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&s[..8]);
+            u64::from_le_bytes(b)
+        }
+        _ => 0,
+    }
+}
+
+/// The 17-byte write-CF user meta of a version.
+pub(crate) fn user_meta(start_ts: u64, commit_ts: u64) -> [u8; 17] {
+    let mut m = [0u8; 17];
+    m[0] = 1;
+    m[1..9].copy_from_slice(&start_ts.to_le_bytes());
+    m[9..17].copy_from_slice(&commit_ts.to_le_bytes());
+    m
+}
+
+#[derive(Debug)]
+pub(crate) struct TableCursor<'a, S> {
+    it: TableIter<'a, S>,
+    old: Option<Value>,
+    use_old: bool,
+}
+
+impl<'a, S: BlockSource> TableCursor<'a, S> {
+    fn new(t: &'a Table<S>) -> Self {
+        TableCursor { it: t.iter(), old: None, use_old: false }
+    }
+
+    fn seek_lt(&mut self, end: &[u8]) -> Result<()> {
+        if end.is_empty() {
+            return Ok(self.it.seek_to_last()?);
+        }
+        self.it.seek_for_prev(end)?;
+        if self.it.valid() && self.it.key() == end {
+            self.it.prev()?;
+        }
+        Ok(())
+    }
+
+    fn resolve(&mut self, read_ts: u64) -> Result<Option<u64>> {
+        if !self.it.valid() {
+            return Ok(None);
+        }
+        let v = self.it.value();
+        if v.version <= read_ts {
+            self.use_old = false;
+            return Ok(Some(v.version));
+        }
+        if v.old_version.is_none() {
+            return Ok(None);
+        }
+        match self.it.value_at(read_ts)? {
+            Some(old) => {
+                let version = old.version;
+                self.old = Some(old);
+                self.use_old = true;
+                Ok(Some(version))
+            }
+            None => Ok(None),
+        }
+    }
+
+    #[inline]
+    fn resolved_value(&self) -> &[u8] {
+        let (meta, value) = match (&self.old, self.use_old) {
+            (Some(o), true) => (o.meta, o.value.as_ref()),
+            _ => {
+                let v = self.it.value();
+                (v.meta, v.value)
+            }
+        };
+        if meta & BIT_DELETE != 0 { &[] } else { value }
+    }
+
+    fn resolved(&self) -> (u64, &[u8]) {
+        let (meta, um, value) = match (&self.old, self.use_old) {
+            (Some(o), true) => (o.meta, o.user_meta.as_ref(), o.value.as_ref()),
+            _ => {
+                let v = self.it.value();
+                (v.meta, v.user_meta, v.value)
+            }
+        };
+        let value: &[u8] = if meta & BIT_DELETE != 0 { &[] } else { value };
+        (user_meta_start_ts(um), value)
+    }
+}
+
+/// A cursor over the tables of one level, which never enters a table outside its bound
+/// (so a worker scan never touches blocks it did not prefetch).
+#[derive(Debug)]
+pub(crate) struct LevelCursor<'a, S> {
+    tables: &'a [Table<S>],
+    idx: usize,
+    cur: Option<TableCursor<'a, S>>,
+    bound: InnerRange,
+}
+
+impl<'a, S: BlockSource> LevelCursor<'a, S> {
+    fn enter_forward(&mut self, idx: usize) -> Option<&mut TableCursor<'a, S>> {
+        self.cur = None;
+        let t = self.tables.get(idx)?;
+        if !self.bound.before_end(&t.meta().properties().smallest) {
+            return None;
+        }
+        self.idx = idx;
+        self.cur = Some(TableCursor::new(t));
+        self.cur.as_mut()
+    }
+
+    fn enter_backward(&mut self, idx: usize) -> Option<&mut TableCursor<'a, S>> {
+        self.cur = None;
+        let t = self.tables.get(idx)?;
+        if t.meta().properties().biggest.as_ref() < self.bound.start.as_slice() {
+            return None;
+        }
+        self.idx = idx;
+        self.cur = Some(TableCursor::new(t));
+        self.cur.as_mut()
+    }
+
+    fn seek(&mut self, key: &[u8]) -> Result<()> {
+        let mut idx = self.tables.partition_point(|t| t.meta().properties().biggest.as_ref() < key);
+        while let Some(c) = self.enter_forward(idx) {
+            c.it.seek(key)?;
+            if c.it.valid() {
+                return Ok(());
+            }
+            idx += 1;
+        }
+        Ok(())
+    }
+
+    fn seek_lt(&mut self, end: &[u8]) -> Result<()> {
+        let n = if end.is_empty() {
+            self.tables.len()
+        } else {
+            self.tables.partition_point(|t| t.meta().properties().smallest.as_ref() < end)
+        };
+        let mut idx = n;
+        while let Some(i) = idx.checked_sub(1) {
+            idx = i;
+            let Some(c) = self.enter_backward(i) else {
+                return Ok(());
+            };
+            c.seek_lt(end)?;
+            if c.it.valid() {
+                return Ok(());
+            }
+        }
+        self.cur = None;
+        Ok(())
+    }
+
+    fn next(&mut self) -> Result<()> {
+        let Some(c) = &mut self.cur else {
+            return Ok(());
+        };
+        c.it.next()?;
+        let mut idx = self.idx;
+        while !self.cur.as_ref().is_some_and(|c| c.it.valid()) {
+            idx += 1;
+            let Some(c) = self.enter_forward(idx) else {
+                return Ok(());
+            };
+            c.it.seek_to_first()?;
+        }
+        Ok(())
+    }
+
+    fn prev(&mut self) -> Result<()> {
+        let Some(c) = &mut self.cur else {
+            return Ok(());
+        };
+        c.it.prev()?;
+        let mut idx = self.idx;
+        while !self.cur.as_ref().is_some_and(|c| c.it.valid()) {
+            let Some(i) = idx.checked_sub(1) else {
+                self.cur = None;
+                return Ok(());
+            };
+            idx = i;
+            let Some(c) = self.enter_backward(idx) else {
+                return Ok(());
+            };
+            c.it.seek_to_last()?;
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Idle,
+    Running,
+    Done,
+}
+
+/// One visible version found by the merge.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Visible {
+    /// The source holding it.
+    pub(crate) cursor: usize,
+    /// Its commit ts.
+    pub(crate) commit_ts: u64,
+}
+
+/// A merge scanner over a [`Snapshot`] at one read ts.
+///
+/// [`start`](Self::start) positions it on a request range (outer keys, checked against the
+/// shard range); [`next_batch`](Self::next_batch) then appends up to `max_pairs` pairs to a
+/// caller-owned [`KvSink`]: the newest version not newer than the read ts of each key,
+/// deletes skipped, in key order or reverse key order. Keys come out as outer keys.
+///
+/// ```
+/// use rcop_snap::{PairBuf, ScanStatus, Shard, ShardConfig};
+///
+/// let shard = Shard::new(ShardConfig::new(1, &b""[..], &b""[..], 0)?)?;
+/// shard.put(b"a", 1, 2, b"v1")?;
+/// shard.put(b"b", 1, 2, b"v2")?;
+/// shard.delete(b"b", 3, 4)?;
+/// let snap = shard.snapshot();
+/// let mut scanner = snap.scanner(10);
+/// scanner.start(b"a", b"z", false)?;
+/// let mut out = PairBuf::new();
+/// assert_eq!(scanner.next_batch(100, &mut out)?, ScanStatus::Done);
+/// assert_eq!(out.iter().collect::<Vec<_>>(), vec![(&b"a"[..], &b"v1"[..])]);
+/// # Ok::<(), rcop_snap::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct Scanner<'a, S> {
+    snap: &'a Snapshot<S>,
+    read_ts: u64,
+    cursors: Vec<Cursor<'a, S>>,
+    range: InnerRange,
+    desc: bool,
+    state: State,
+    /// Outer key of the current key: shard prefix + inner key.
+    key: Vec<u8>,
+    at: Vec<usize>,
+    keys_seen: u64,
+}
+
+impl<'a, S: BlockSource> Scanner<'a, S> {
+    pub(crate) fn new(snap: &'a Snapshot<S>, read_ts: u64) -> Self {
+        Scanner {
+            snap,
+            read_ts,
+            cursors: snap.cursors(),
+            range: InnerRange::default(),
+            desc: false,
+            state: State::Idle,
+            key: Vec::new(),
+            at: Vec::new(),
+            keys_seen: 0,
+        }
+    }
+
+    /// The read ts.
+    pub fn read_ts(&self) -> u64 {
+        self.read_ts
+    }
+
+    /// Distinct keys examined so far (visible or not), across ranges.
+    pub fn keys_seen(&self) -> u64 {
+        self.keys_seen
+    }
+
+    /// Positions the scanner on `[start, end)` (outer keys; empty `end` = unbounded),
+    /// at its start, or at its end when `desc`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::RangeOutOfShard`](crate::Error::RangeOutOfShard) /
+    /// [`Error::InvalidRange`](crate::Error::InvalidRange) for a bad range; block reads.
+    pub fn start(&mut self, start: &[u8], end: &[u8], desc: bool) -> Result<()> {
+        let range = self.snap.range.to_inner_range(start, end)?;
+        self.start_inner(range, desc)
+    }
+
+    pub(crate) fn start_inner(&mut self, range: InnerRange, desc: bool) -> Result<()> {
+        self.range = range;
+        self.desc = desc;
+        self.at.clear();
+        if self.range.is_empty() {
+            // Nothing to read; and no source is touched (a worker snapshot has no blocks
+            // for an empty range).
+            self.state = State::Done;
+            return Ok(());
+        }
+        self.state = State::Running;
+        for c in &mut self.cursors {
+            c.set_bound(&self.range);
+            if desc {
+                c.seek_lt(&self.range.end)?;
+            } else {
+                c.seek(&self.range.start)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends up to `max_pairs` visible pairs of the current range to `out` and tells
+    /// whether more may remain. Before [`start`](Self::start), reports `Done`.
+    ///
+    /// # Errors
+    ///
+    /// Block reads ([`Error::Sst`](crate::Error::Sst)), e.g. a corrupt block.
+    pub fn next_batch<K: KvSink + ?Sized>(
+        &mut self,
+        max_pairs: usize,
+        out: &mut K,
+    ) -> Result<ScanStatus> {
+        let mut n = 0;
+        while n < max_pairs {
+            let Some(found) = self.peek()? else {
+                return Ok(ScanStatus::Done);
+            };
+            if let Some(v) = found
+                && let Some(c) = self.cursors.get(v.cursor)
+            {
+                let value = c.resolved_value();
+                if !value.is_empty() {
+                    out.push(&self.key, value);
+                    n += 1;
+                }
+            }
+            self.advance()?;
+        }
+        Ok(if self.state == State::Done { ScanStatus::Done } else { ScanStatus::More })
+    }
+
+    /// Moves to the next key of the range and resolves its visible version:
+    /// `None` when the range is exhausted, `Some(None)` for a key with no version at the
+    /// read ts. The key is in `self.key`; call [`advance`](Self::advance) to step past it.
+    pub(crate) fn peek(&mut self) -> Result<Option<Option<Visible>>> {
+        if self.state != State::Running {
+            return Ok(None);
+        }
+        let Scanner { cursors, key, at, range, desc, read_ts, snap, .. } = self;
+        // One pass: the smallest (largest when descending) key, and every cursor on it.
+        let mut best: Option<&[u8]> = None;
+        at.clear();
+        for (i, c) in cursors.iter().enumerate() {
+            if !c.valid() {
+                continue;
+            }
+            let k = c.key();
+            let ord = match best {
+                None => Ordering::Less,
+                Some(b) if *desc => b.cmp(k),
+                Some(b) => k.cmp(b),
+            };
+            match ord {
+                Ordering::Less => {
+                    best = Some(k);
+                    at.clear();
+                    at.push(i);
+                }
+                Ordering::Equal => at.push(i),
+                Ordering::Greater => {}
+            }
+        }
+        let Some(k) = best else {
+            self.state = State::Done;
+            return Ok(None);
+        };
+        let in_range = if *desc { k >= range.start.as_slice() } else { range.before_end(k) };
+        if !in_range {
+            at.clear();
+            self.state = State::Done;
+            return Ok(None);
+        }
+        snap.range.outer_key_into(k, key);
+        let mut win: Option<Visible> = None;
+        for &i in at.iter() {
+            if let Some(c) = cursors.get_mut(i)
+                && let Some(v) = c.resolve(*read_ts)?
+                && win.is_none_or(|w| v > w.commit_ts)
+            {
+                win = Some(Visible { cursor: i, commit_ts: v });
+            }
+        }
+        self.keys_seen += 1;
+        Ok(Some(win))
+    }
+
+    /// Steps every source past the current key.
+    pub(crate) fn advance(&mut self) -> Result<()> {
+        for &i in &self.at {
+            if let Some(c) = self.cursors.get_mut(i) {
+                if self.desc {
+                    c.prev()?;
+                } else {
+                    c.next()?;
+                }
+            }
+        }
+        self.at.clear();
+        Ok(())
+    }
+
+    /// The current outer key (after [`peek`](Self::peek)).
+    pub(crate) fn current_key(&self) -> &[u8] {
+        &self.key
+    }
+
+    /// `(start_ts, value)` of a visible version found by [`peek`](Self::peek).
+    pub(crate) fn visible(&self, v: Visible) -> (u64, &[u8]) {
+        self.cursors.get(v.cursor).map_or((0, &[]), |c| c.resolved())
+    }
+}
