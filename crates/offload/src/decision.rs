@@ -1,0 +1,205 @@
+//! The offload decision (upstream `try_remote_dag_handler`, reference §2.3), in upstream order.
+
+use std::fmt;
+use std::time::Duration;
+
+use rcop_proto::REQ_TYPE_DAG;
+use rcop_proto::coprocessor::Request;
+use rcop_proto::tipb::{DagRequest, ExecType};
+
+use crate::error::SourceError;
+use crate::pattern::{PatternStats, RemotePattern};
+use crate::source::SnapshotSource;
+
+/// Paging requests scanning only an index with at most this many rows per page stay local
+/// (upstream `REMOTE_MIN_PAGING_SIZE`: "the upper operator may finish quickly").
+pub const REMOTE_MIN_PAGING_SIZE: u64 = 4096;
+
+/// Bits of a TSO timestamp below its physical milliseconds (`physical = ts >> 18`).
+pub const TSO_PHYSICAL_SHIFT: u32 = 18;
+
+/// Why a request stays on the storage node.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LocalReason {
+    /// No worker URL is configured.
+    NoWorker,
+    /// Only DAG requests (tp 103) are offloaded here.
+    NotDag {
+        /// The request type.
+        tp: i64,
+    },
+    /// `data` is not a DAG request; local execution reports the error.
+    MalformedDag,
+    /// A paging scan of only an index with a small page (≤ [`REMOTE_MIN_PAGING_SIZE`]).
+    SmallPagingIndexScan {
+        /// The request's paging size.
+        paging_size: u64,
+    },
+    /// A lazy pattern whose recent local runs were light (or too few to judge).
+    PatternHistory,
+    /// No lazy pattern and the last executor is a Limit.
+    Limit,
+    /// The estimate is below the (aged) threshold.
+    BelowThreshold {
+        /// Estimated block bytes.
+        estimate: u64,
+        /// The threshold after ageing.
+        threshold: u64,
+    },
+}
+
+impl fmt::Display for LocalReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LocalReason::NoWorker => f.write_str("no worker configured"),
+            LocalReason::NotDag { tp } => write!(f, "request type {tp} is not DAG"),
+            LocalReason::MalformedDag => f.write_str("malformed DAG request"),
+            LocalReason::SmallPagingIndexScan { paging_size } => {
+                write!(f, "paging index scan of {paging_size} rows")
+            }
+            LocalReason::PatternHistory => f.write_str("lazy pattern history is light"),
+            LocalReason::Limit => f.write_str("ends in Limit"),
+            LocalReason::BelowThreshold { estimate, threshold } => {
+                write!(f, "estimate {estimate} < threshold {threshold}")
+            }
+        }
+    }
+}
+
+/// The outcome of the decision rules.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// Execute on the storage node.
+    Local(LocalReason),
+    /// Offload: the estimate reached the threshold.
+    Remote {
+        /// Estimated block bytes (the configured threshold itself when the request has at
+        /// least `remote-coprocessor-num-ranges` ranges and the estimate was skipped).
+        estimate: u64,
+        /// The threshold after ageing.
+        threshold: u64,
+    },
+}
+
+impl fmt::Display for Decision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Decision::Local(reason) => write!(f, "local ({reason})"),
+            Decision::Remote { estimate, threshold } => {
+                write!(f, "remote (estimate {estimate} >= threshold {threshold})")
+            }
+        }
+    }
+}
+
+impl Decision {
+    /// Whether the request is offloaded.
+    pub fn is_remote(&self) -> bool {
+        matches!(self, Decision::Remote { .. })
+    }
+}
+
+/// A decision plus the request's lazy pattern, which the caller feeds back after a local
+/// execution ([`Offloader::record_local`](crate::Offloader::record_local)).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Plan {
+    /// What to do.
+    pub decision: Decision,
+    /// The request's lazy pattern, if it has one.
+    pub pattern: Option<RemotePattern>,
+}
+
+/// The knobs the rules read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rules {
+    /// `remote-coprocessor-min-blocks-size`.
+    pub min_blocks_size: u64,
+    /// `remote-coprocessor-num-ranges`.
+    pub num_ranges: usize,
+    /// `remote-coprocessor-min-process-duration`.
+    pub min_process_duration: Duration,
+}
+
+/// Upstream `calc_min_blocks_size`: the threshold halves once the query is older than 15 s,
+/// again after 30 s and again after 60 s. The query's age is `now_unix_ms` minus the
+/// physical part of `start_ts`; a start in the future keeps the full threshold.
+///
+/// ```
+/// use rcop_offload::aged_threshold;
+///
+/// let ts_at = |ms: u64| ms << 18;
+/// let now = 1_700_000_000_000;
+/// assert_eq!(aged_threshold(512, ts_at(now - 10_000), now), 512);
+/// assert_eq!(aged_threshold(512, ts_at(now - 20_000), now), 256);
+/// assert_eq!(aged_threshold(512, ts_at(now - 40_000), now), 128);
+/// assert_eq!(aged_threshold(512, ts_at(now - 70_000), now), 64);
+/// ```
+pub fn aged_threshold(min_blocks_size: u64, start_ts: u64, now_unix_ms: u64) -> u64 {
+    let physical = start_ts >> TSO_PHYSICAL_SHIFT;
+    let Some(age_ms) = now_unix_ms.checked_sub(physical) else {
+        return min_blocks_size;
+    };
+    match age_ms {
+        a if a > 60_000 => min_blocks_size / 8,
+        a if a > 30_000 => min_blocks_size / 4,
+        a if a > 15_000 => min_blocks_size / 2,
+        _ => min_blocks_size,
+    }
+}
+
+/// Runs the rules in upstream order (reference §2.3) for a DAG request whose `data` decoded
+/// to `dag`. `has_worker` is step 1; the estimate comes from `source` (step 4).
+///
+/// # Errors
+///
+/// What `source.estimated_range_blocks_size` reports.
+pub fn decide(
+    rules: &Rules,
+    stats: &PatternStats,
+    now_unix_ms: u64,
+    request: &Request,
+    dag: &DagRequest,
+    source: &(impl SnapshotSource + ?Sized),
+) -> Result<Plan, SourceError> {
+    let pattern = RemotePattern::extract(request, dag, rules.num_ranges);
+    let local = |reason, pattern| Ok(Plan { decision: Decision::Local(reason), pattern });
+    // 2. Small pages of an index-only scan.
+    if request.paging_size > 0
+        && request.paging_size <= REMOTE_MIN_PAGING_SIZE
+        && matches!(dag.executors.as_slice(), [only] if only.tp() == ExecType::TypeIndexScan)
+    {
+        let reason = LocalReason::SmallPagingIndexScan { paging_size: request.paging_size };
+        return local(reason, pattern);
+    }
+    // 3. Lazy pattern history, or a final Limit.
+    match &pattern {
+        Some(p) => {
+            if !stats.should_offload(p, rules.min_blocks_size, rules.min_process_duration) {
+                return local(LocalReason::PatternHistory, pattern);
+            }
+        }
+        None => {
+            if dag.executors.last().is_some_and(|e| e.tp() == ExecType::TypeLimit) {
+                return local(LocalReason::Limit, pattern);
+            }
+        }
+    }
+    // 4. The estimate (skipped for many ranges).
+    let estimate = if request.ranges.len() < rules.num_ranges {
+        source.estimated_range_blocks_size(&request.ranges)?
+    } else {
+        rules.min_blocks_size
+    };
+    // 5–6. The aged threshold.
+    let threshold = aged_threshold(rules.min_blocks_size, request.start_ts, now_unix_ms);
+    if estimate < threshold {
+        return local(LocalReason::BelowThreshold { estimate, threshold }, pattern);
+    }
+    Ok(Plan { decision: Decision::Remote { estimate, threshold }, pattern })
+}
+
+/// Whether `request` is a DAG request (the only type offloaded here).
+pub(crate) fn is_dag(request: &Request) -> bool {
+    request.tp == REQ_TYPE_DAG
+}

@@ -1,0 +1,87 @@
+//! The storage-node side of the remote coprocessor: decide per request whether it is heavy
+//! enough to offload, and if so ship it with its snapshot to a worker over pooled HTTP(S).
+//!
+//! * **Decision** ([`Offloader::plan`], [`decide`]): upstream's rules in upstream order —
+//!   small paging index scans stay local; lazy patterns ([`RemotePattern`]) are offloaded
+//!   only when their recent local runs were heavy; otherwise a final Limit stays local; the
+//!   block-size estimate (skipped for many ranges) is compared with a threshold that halves
+//!   as the query ages ([`aged_threshold`]).
+//! * **Assembly** ([`Offloader::prepare`]): lock checks and export through the caller's
+//!   [`SnapshotSource`], then the envelope of `rcop-wire` with `paging_size = u32::MAX`.
+//! * **Transport** ([`RemoteClient`]): hyper-util's pooled client (rustls on ring for
+//!   `https://`), `POST` with upstream's headers, retries on network errors and 503 with
+//!   equal-jitter [`Backoff`], workers tried in [`rendezvous_order`] of (keyspace, shard),
+//!   everything bounded by the request deadline; responses classified as upstream.
+//! * **Policy**: `fallback-to-local` ([`Dispatch::FallbackLocal`]), [`Metrics`] under the
+//!   upstream names.
+//!
+//! The crate never executes a request: a local decision is returned to the caller.
+//!
+//! # Example
+//!
+//! ```
+//! use rcop_offload::{Config, Dispatch, LocalReason, Offloader, SnapshotSource, SourceError};
+//! use rcop_proto::coprocessor::{KeyRange, Request};
+//! use rcop_proto::enginepb::ChangeSet;
+//! use rcop_wire::MemDataWriter;
+//!
+//! struct Tiny;
+//! impl SnapshotSource for Tiny {
+//!     fn estimated_range_blocks_size(&self, _: &[KeyRange]) -> Result<u64, SourceError> {
+//!         Ok(4096) // far below the 32 MiB default
+//!     }
+//!     fn export(&self, _: &Request, _: &mut MemDataWriter<'_>) -> Result<ChangeSet, SourceError> {
+//!         Ok(ChangeSet::default())
+//!     }
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let config = Config::from_toml_str(r#"remote-coprocessor-addr = "http://127.0.0.1:19000""#)?;
+//! let offloader = Offloader::builder(config).build()?;
+//! let request = Request { tp: rcop_proto::REQ_TYPE_DAG, ..Request::default() };
+//! match offloader.dispatch(&request, &Tiny).await {
+//!     Dispatch::Local { reason: LocalReason::BelowThreshold { estimate, .. }, .. } => {
+//!         assert_eq!(estimate, 4096); // run it locally
+//!     }
+//!     other => panic!("unexpected {other:?}"),
+//! }
+//! # Ok(())
+//! # }
+//! ```
+
+#![warn(missing_docs)]
+
+mod backoff;
+mod client;
+mod config;
+mod decision;
+mod error;
+mod metrics;
+mod offloader;
+mod pattern;
+mod routing;
+mod source;
+
+pub use crate::backoff::Backoff;
+pub use crate::client::{RemoteClient, Reply};
+pub use crate::config::{
+    ByteSize, Config, DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_MAX, DEFAULT_CONNECT_TIMEOUT,
+    DEFAULT_MAX_RESPONSE_SIZE, DEFAULT_MIN_BLOCKS_SIZE, DEFAULT_MIN_PROCESS_DURATION,
+    DEFAULT_NUM_RANGES, DEFAULT_POOL_IDLE_TIMEOUT, DEFAULT_POOL_MAX_IDLE_PER_HOST,
+    DEFAULT_REQUEST_TIMEOUT, ReadableDuration, WorkerAddrs,
+};
+pub use crate::decision::{
+    Decision, LocalReason, Plan, REMOTE_MIN_PAGING_SIZE, Rules, TSO_PHYSICAL_SHIFT, aged_threshold,
+    decide,
+};
+pub use crate::error::{Error, RemoteError, SourceError};
+pub use crate::metrics::Metrics;
+pub use crate::offloader::{
+    Builder, Dispatch, Offloader, PrepareError, Prepared, forwarded_request,
+};
+pub use crate::pattern::{
+    MAX_PATTERNS, PATTERN_MIN_SAMPLES, PATTERN_SAMPLES, PatternStats, RemotePattern, Sample,
+};
+pub use crate::routing::{RoutingKey, rendezvous_order, rendezvous_weight};
+pub use crate::source::{Clock, ManualClock, SnapshotSource, SystemClock};
