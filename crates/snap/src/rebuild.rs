@@ -20,6 +20,24 @@ use crate::snapshot::{Level, MemSource, Snapshot};
 /// Deepest level a change set may name.
 pub const MAX_LEVEL: u32 = 8;
 
+/// Most files (L0 + leveled) a change set may list. A real shard holds a few thousand; the
+/// cap keeps a hostile change set from turning into an unbounded amount of work.
+pub const MAX_CHANGE_SET_FILES: usize = 65_536;
+
+/// Files opened, or prefetched, at once while rebuilding: a change set listing many files
+/// never starts more object-store requests than this (the reader bounds each prefetch's own
+/// ranged reads separately).
+const MAX_CONCURRENT_FILES: usize = 32;
+
+/// Runs `futs` with at most [`MAX_CONCURRENT_FILES`] in flight, keeping their order.
+async fn bounded<T, F>(futs: impl IntoIterator<Item = F>) -> Result<Vec<T>>
+where
+    F: std::future::Future<Output = Result<T>>,
+{
+    use futures::{StreamExt, TryStreamExt};
+    futures::stream::iter(futs).buffered(MAX_CONCURRENT_FILES).try_collect().await
+}
+
 /// What the worker rebuilds a snapshot from.
 #[derive(Debug, Clone, Copy)]
 pub struct RebuildRequest<'a> {
@@ -93,8 +111,8 @@ impl RebuildPlan {
         };
         let levels_of: Vec<u32> = tables.iter().map(|t| t.level).collect();
         let (l0_tables, level_tables) = futures::future::try_join(
-            futures::future::try_join_all(l0s.into_iter().map(pin)),
-            futures::future::try_join_all(tables.into_iter().map(|t| pin(t.plan))),
+            bounded(l0s.into_iter().map(pin)),
+            bounded(tables.into_iter().map(|t| pin(t.plan))),
         )
         .await?;
         let mut levels: Vec<Level<Prefetched>> = Vec::new();
@@ -129,6 +147,9 @@ impl RebuildPlan {
 pub async fn plan_rebuild(reader: &SstReader, req: RebuildRequest<'_>) -> Result<RebuildPlan> {
     let snap =
         req.change_set.snapshot.as_ref().ok_or(Error::change_set("no snapshot in change set"))?;
+    if snap.l0_creates.len() + snap.table_creates.len() > MAX_CHANGE_SET_FILES {
+        return Err(Error::change_set("change set lists more than 65536 files"));
+    }
     let range =
         ShardRange::new(snap.outer_start.clone(), snap.outer_end.clone(), snap.inner_key_off)
             .map_err(|_| Error::change_set("invalid shard range"))?;
@@ -197,10 +218,8 @@ pub async fn plan_rebuild(reader: &SstReader, req: RebuildRequest<'_>) -> Result
         wanted.extend(level.iter().filter(|t| overlaps(&t.smallest, &t.biggest)));
     }
     let (l0_metas, metas) = futures::future::try_join(
-        futures::future::try_join_all(
-            l0_wanted.iter().map(|l| open_l0_write_cf(reader, FileId(l.id), l.size)),
-        ),
-        futures::future::try_join_all(wanted.iter().map(|t| async move {
+        bounded(l0_wanted.iter().map(|l| open_l0_write_cf(reader, FileId(l.id), l.size))),
+        bounded(wanted.iter().map(|t| async move {
             Ok::<_, Error>(reader.open(FileId(t.id), Some(t.meta_offset)).await?)
         })),
     )

@@ -118,7 +118,8 @@ impl TableBuilder {
     ///
     /// Errors with [`Error::InvalidInput`] when `key` sorts before the previous key, when a
     /// version is not strictly older than the previous version of the same key, when the
-    /// key is longer than 65535 bytes or the user meta longer than 255 bytes.
+    /// key is longer than 65535 bytes, the user meta longer than 255 bytes, or the entry too
+    /// large for a block ([`MAX_BLOCK_SIZE`](crate::MAX_BLOCK_SIZE) less framing).
     pub fn add(&mut self, key: &[u8], v: &NewValue<'_>) -> Result<()> {
         let invalid = |reason: &str| Err(Error::InvalidInput { reason: reason.to_string() });
         if key.len() > u16::MAX as usize {
@@ -126,6 +127,11 @@ impl TableBuilder {
         }
         if v.user_meta.len() > u8::MAX as usize {
             return invalid("user meta longer than 255 bytes");
+        }
+        // Leave room for the block header and entry framing: a block must decode under
+        // MAX_BLOCK_SIZE.
+        if key.len() + v.value.len() + v.user_meta.len() > crate::compress::MAX_BLOCK_SIZE - 4096 {
+            return invalid("entry larger than the maximum block size");
         }
         let latest = match &self.pending {
             None => true,

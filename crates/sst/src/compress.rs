@@ -10,9 +10,11 @@ use crate::error::{CorruptKind, Error, Result};
 use crate::types::{ChecksumType, Compression, FileId};
 
 /// Upper bound on a decompressed block. Blocks are 64 KiB by default; one huge entry can
-/// make a block larger, but nothing the builder writes comes near this. It keeps a corrupt
-/// length field from asking for gigabytes.
-pub const MAX_BLOCK_SIZE: usize = 256 << 20;
+/// make a block larger (the builder refuses entries that would not fit under this bound).
+/// It keeps a corrupt length field, or a tiny zstd frame that claims a huge content size,
+/// from asking for more: 64 MiB covers TiDB's default 6 MiB entry limit with a wide margin
+/// while bounding the amplification of a hostile 20-byte frame.
+pub const MAX_BLOCK_SIZE: usize = 64 << 20;
 
 /// Appends `u32 checksum | compressed(payload)` to `out`.
 pub(crate) fn encode_block(

@@ -200,6 +200,13 @@ impl SstReader {
                     all.extend_from_slice(&tail);
                     tail = Bytes::from(all);
                     start = index_offset;
+                } else if index_offset > start {
+                    // The read began before the metadata (a `meta_offset` pointing too early,
+                    // e.g. from a hostile change set): keep only the metadata, so the cache
+                    // neither holds data blocks alive nor under-counts what it holds.
+                    let skip = usize::try_from(index_offset - start).unwrap_or(usize::MAX);
+                    tail = Bytes::copy_from_slice(tail.get(skip..).unwrap_or_default());
+                    start = index_offset;
                 }
                 let meta = run_blocking(id, move || TableMeta::from_tail(id, 0, tail, start, size))
                     .await?;
