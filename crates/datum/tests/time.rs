@@ -816,3 +816,23 @@ proptest! {
         }
     }
 }
+
+/// Huge or pathological strings parse or fail without panicking (this runs in ~0.1 s; a
+/// parser that went quadratic on them would make it take minutes).
+#[test]
+fn huge_inputs_do_not_panic() {
+    use rcop_datum::{Duration, Time, TimeType, Tz};
+    for s in [
+        "1".repeat(1 << 20),
+        format!("2020-01-01 00:00:00.{}", "9".repeat(1 << 20)),
+        format!("{}:00:00", "1".repeat(1 << 20)),
+        "-".repeat(1 << 20),
+        " ".repeat(1 << 20),
+        ":".repeat(1 << 20),
+    ] {
+        let _ = Time::parse(&s, TimeType::DateTime, 6);
+        let _ = Time::parse(&s, TimeType::Date, 0);
+        let _ = Duration::parse(&s, 6);
+        assert!(Tz::from_name(&s).is_err());
+    }
+}
