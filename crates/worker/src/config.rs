@@ -1,0 +1,330 @@
+//! The worker's configuration file (TOML, kebab-case keys), as upstream's `cloud_worker::Config`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use rcop_limiter::{LimiterConfig, MemoryThreshold, ReadableSize};
+use rcop_sst::{Backend, StoreConfig};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// Default listen address (upstream's `addr`).
+pub const DEFAULT_ADDR: &str = "0.0.0.0:19000";
+/// Default `cop-max-resp-size`: 32 MiB.
+pub const DEFAULT_MAX_RESP_SIZE: u64 = 32 << 20;
+/// Default `max-request-size`: 1 GiB. Upstream has no cap; the whole body is read into memory.
+pub const DEFAULT_MAX_REQUEST_SIZE: u64 = 1 << 30;
+/// Default `cop-block-cache-size`: 20% of the memory limit, as upstream.
+pub const DEFAULT_BLOCK_CACHE_PERCENT: f64 = 20.0;
+/// Bounds of `thread-pool-size-factor` (upstream clamps to `1..=8`).
+pub const THREAD_POOL_SIZE_FACTOR_RANGE: (f64, f64) = (1.0, 8.0);
+
+/// The worker's configuration.
+///
+/// ```toml
+/// addr = "127.0.0.1:0"
+/// cop-block-cache-size = "1GiB"
+/// cop-max-resp-size = "32MiB"
+/// memory-upper-threshold = "80%"
+/// thread-pool-size-factor = 1.0
+///
+/// [dfs]
+/// backend = "local"
+/// root = "/var/lib/rcop/sst"
+///
+/// [cop-limiter]
+/// high-mem-ratio = 0.8
+///
+/// [worker-limiter]
+/// global-concurrency-factor = 6.0
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, rename_all = "kebab-case", deny_unknown_fields)]
+pub struct WorkerConfig {
+    /// Address to listen on; port 0 picks a free port.
+    pub addr: SocketAddr,
+    /// Object storage holding the SST and L0 files.
+    pub dfs: DfsConfig,
+    /// Capacity of the decompressed-block cache: a size or a percentage of the memory limit.
+    pub cop_block_cache_size: MemoryThreshold,
+    /// Encoded result bytes after which a page ends (the response then carries `range`).
+    pub cop_max_resp_size: ReadableSize,
+    /// Largest request body accepted; larger bodies get 413.
+    pub max_request_size: ReadableSize,
+    /// Compute threads = cores × this factor, clamped to `1.0..=8.0`.
+    pub thread_pool_size_factor: f64,
+    /// `[cop-limiter]`, `[worker-limiter]` and `memory-upper-threshold`.
+    #[serde(flatten)]
+    pub limiter: LimiterConfig,
+}
+
+impl Default for WorkerConfig {
+    fn default() -> Self {
+        WorkerConfig {
+            addr: SocketAddr::from(([0, 0, 0, 0], 19000)),
+            dfs: DfsConfig::default(),
+            cop_block_cache_size: MemoryThreshold::Percent(DEFAULT_BLOCK_CACHE_PERCENT),
+            cop_max_resp_size: ReadableSize(DEFAULT_MAX_RESP_SIZE),
+            max_request_size: ReadableSize(DEFAULT_MAX_REQUEST_SIZE),
+            thread_pool_size_factor: 1.0,
+            limiter: LimiterConfig::default(),
+        }
+    }
+}
+
+impl WorkerConfig {
+    /// Parses a TOML document; unknown keys are errors.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] for a syntax error, an unknown key or a value out of range.
+    pub fn from_toml(text: &str) -> Result<Self> {
+        let cfg: WorkerConfig =
+            toml::from_str(text).map_err(|e| Error::config("(file)", e.to_string()))?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// Checks every value; the error names the offending key.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`].
+    pub fn validate(&self) -> Result<()> {
+        self.limiter.validate().map_err(|e| Error::config("limiter", e.to_string()))?;
+        self.cop_block_cache_size
+            .validate("cop-block-cache-size")
+            .or_else(|e| match self.cop_block_cache_size {
+                // 0 disables the cache, as upstream.
+                MemoryThreshold::Absolute(ReadableSize(0)) => Ok(()),
+                _ => Err(e),
+            })
+            .map_err(|e| Error::config("cop-block-cache-size", e.to_string()))?;
+        if self.cop_max_resp_size.0 == 0 {
+            return Err(Error::config("cop-max-resp-size", "must be greater than 0"));
+        }
+        if self.max_request_size.0 == 0 {
+            return Err(Error::config("max-request-size", "must be greater than 0"));
+        }
+        let f = self.thread_pool_size_factor;
+        if !f.is_finite() || f <= 0.0 {
+            return Err(Error::config(
+                "thread-pool-size-factor",
+                format!("{f} must be a positive number"),
+            ));
+        }
+        self.dfs.validate()
+    }
+
+    /// Compute threads for a machine with `cores` cores: `cores × factor`, the factor clamped
+    /// to `1.0..=8.0`, at least one thread.
+    pub fn compute_threads(&self, cores: usize) -> usize {
+        let (lo, hi) = THREAD_POOL_SIZE_FACTOR_RANGE;
+        let factor = self.thread_pool_size_factor.clamp(lo, hi);
+        // `as` saturates; the factor is finite and the product small.
+        ((cores.max(1) as f64 * factor).round() as usize).max(1)
+    }
+}
+
+/// Object-storage backend named in `[dfs] backend`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DfsBackend {
+    /// A directory on the local filesystem (`root`).
+    #[default]
+    Local,
+    /// S3 or an S3-compatible endpoint.
+    S3,
+}
+
+/// `[dfs]`: where the SST and L0 files live (upstream's DFS section).
+///
+/// Credentials are never printed by `Debug`.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, rename_all = "kebab-case", deny_unknown_fields)]
+pub struct DfsConfig {
+    /// `local` or `s3`.
+    pub backend: DfsBackend,
+    /// Root directory of the local backend.
+    pub root: PathBuf,
+    /// Key prefix of every object (`{prefix}/{xx}/{id:016x}.sst`).
+    pub prefix: String,
+    /// S3 endpoint URL; empty for AWS. `http://` endpoints are allowed.
+    pub s3_endpoint: String,
+    /// S3 bucket.
+    pub bucket: String,
+    /// S3 region.
+    pub region: String,
+    /// S3 access key id; empty to use the environment.
+    pub key_id: String,
+    /// S3 secret access key.
+    pub secret_key: String,
+}
+
+impl std::fmt::Debug for DfsConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DfsConfig")
+            .field("backend", &self.backend)
+            .field("root", &self.root)
+            .field("prefix", &self.prefix)
+            .field("s3_endpoint", &self.s3_endpoint)
+            .field("bucket", &self.bucket)
+            .field("region", &self.region)
+            .field("key_id", &if self.key_id.is_empty() { "" } else { "<set>" })
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for DfsConfig {
+    fn default() -> Self {
+        DfsConfig {
+            backend: DfsBackend::Local,
+            root: PathBuf::from(rcop_sst::DEFAULT_LOCAL_ROOT),
+            prefix: String::new(),
+            s3_endpoint: String::new(),
+            bucket: String::new(),
+            region: "us-east-1".into(),
+            key_id: String::new(),
+            secret_key: String::new(),
+        }
+    }
+}
+
+impl DfsConfig {
+    /// A local-directory store rooted at `root`.
+    pub fn local(root: impl Into<PathBuf>) -> Self {
+        DfsConfig { backend: DfsBackend::Local, root: root.into(), ..DfsConfig::default() }
+    }
+
+    /// Checks the keys the backend needs.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`].
+    pub fn validate(&self) -> Result<()> {
+        match self.backend {
+            DfsBackend::Local if self.root.as_os_str().is_empty() => {
+                Err(Error::config("dfs.root", "the local backend needs a root directory"))
+            }
+            DfsBackend::S3 if self.bucket.is_empty() => {
+                Err(Error::config("dfs.bucket", "the s3 backend needs a bucket"))
+            }
+            DfsBackend::S3 if self.key_id.is_empty() != self.secret_key.is_empty() => {
+                Err(Error::config("dfs.secret-key", "key-id and secret-key must be set together"))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The `rcop-sst` store configuration (upstream's DFS client timeouts and retries).
+    pub fn store_config(&self) -> StoreConfig {
+        let non_empty = |s: &str| (!s.is_empty()).then(|| s.to_owned());
+        let backend = match self.backend {
+            DfsBackend::Local => Backend::Local { root: self.root.clone() },
+            DfsBackend::S3 => Backend::S3,
+        };
+        StoreConfig {
+            backend,
+            endpoint: non_empty(&self.s3_endpoint),
+            bucket: self.bucket.clone(),
+            region: self.region.clone(),
+            access_key_id: non_empty(&self.key_id),
+            secret_access_key: non_empty(&self.secret_key),
+            prefix: self.prefix.clone(),
+            allow_http: self.s3_endpoint.starts_with("http://"),
+            ..StoreConfig::default()
+        }
+    }
+}
+
+/// Upstream's `DEFAULT_COP_TIMEOUT`: the deadline of a request whose
+/// `context.max_execution_duration_ms` is 0.
+pub const DEFAULT_COP_TIMEOUT: Duration = Duration::from_secs(20);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_match_upstream() {
+        let c = WorkerConfig::from_toml("").unwrap();
+        assert_eq!(c, WorkerConfig::default());
+        assert_eq!(c.addr.to_string(), DEFAULT_ADDR);
+        assert_eq!(c.cop_max_resp_size.0, 32 << 20);
+        assert_eq!(c.cop_block_cache_size, MemoryThreshold::Percent(20.0));
+        assert_eq!(c.limiter.memory_upper_threshold, MemoryThreshold::Percent(80.0));
+        assert_eq!(c.dfs.backend, DfsBackend::Local);
+        assert_eq!(c.compute_threads(2), 2);
+    }
+
+    #[test]
+    fn full_file_parses() {
+        let c = WorkerConfig::from_toml(
+            r#"
+            addr = "127.0.0.1:0"
+            cop-block-cache-size = "256MiB"
+            cop-max-resp-size = "1MiB"
+            max-request-size = "64MiB"
+            memory-upper-threshold = "2GiB"
+            thread-pool-size-factor = 2.5
+
+            [dfs]
+            backend = "s3"
+            prefix = "cluster-1"
+            s3-endpoint = "http://127.0.0.1:9000"
+            bucket = "rcop"
+            region = "local"
+            key-id = "ak"
+            secret-key = "sk"
+
+            [cop-limiter]
+            high-mem-ratio = 0.7
+
+            [worker-limiter]
+            max-queue-size = 4
+            "#,
+        )
+        .unwrap();
+        assert_eq!(c.addr.port(), 0);
+        assert_eq!(c.cop_block_cache_size, MemoryThreshold::Absolute(ReadableSize(256 << 20)));
+        assert_eq!(c.cop_max_resp_size.0, 1 << 20);
+        assert_eq!(c.max_request_size.0, 64 << 20);
+        assert_eq!(c.compute_threads(4), 10);
+        assert_eq!(c.limiter.cop_limiter.high_mem_ratio, 0.7);
+        assert_eq!(c.limiter.worker_limiter.max_queue_size, 4);
+        let s = c.dfs.store_config();
+        assert_eq!(s.backend, Backend::S3);
+        assert_eq!(s.endpoint.as_deref(), Some("http://127.0.0.1:9000"));
+        assert!(s.allow_http);
+        assert_eq!(
+            (s.bucket.as_str(), s.region.as_str(), s.prefix.as_str()),
+            ("rcop", "local", "cluster-1")
+        );
+        assert_eq!(s.access_key_id.as_deref(), Some("ak"));
+        assert!(!format!("{:?}", c.dfs).contains("sk"), "secrets are not printed");
+    }
+
+    #[test]
+    fn bad_values_name_their_key() {
+        for (text, key) in [
+            ("cop-max-resp-size = 0", "cop-max-resp-size"),
+            ("max-request-size = 0", "max-request-size"),
+            ("thread-pool-size-factor = -1.0", "thread-pool-size-factor"),
+            ("cop-block-cache-size = \"120%\"", "cop-block-cache-size"),
+            ("[dfs]\nbackend = \"s3\"", "dfs.bucket"),
+            ("[dfs]\nbackend = \"s3\"\nbucket = \"b\"\nkey-id = \"k\"", "dfs.secret-key"),
+            ("[cop-limiter]\nhigh-mem-ratio = 2.0", "limiter"),
+            ("unknown-key = 1", "(file)"),
+            ("[dfs]\nbackend = \"ftp\"", "(file)"),
+        ] {
+            match WorkerConfig::from_toml(text) {
+                Err(Error::Config { key: k, .. }) => assert_eq!(k, key, "{text}"),
+                other => panic!("{text}: expected a config error, got {other:?}"),
+            }
+        }
+        // A zero-sized block cache disables it.
+        WorkerConfig::from_toml("cop-block-cache-size = 0").unwrap();
+    }
+}

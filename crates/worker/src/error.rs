@@ -1,0 +1,105 @@
+//! The crate's error type: start-up errors and the request errors that become HTTP statuses.
+
+use std::time::Duration;
+
+/// Errors of `rcop-worker`.
+///
+/// Start-up errors ([`Error::Config`], [`Error::Store`], [`Error::Limiter`], [`Error::Metrics`],
+/// [`Error::Io`]) come from building or binding a worker. The request errors map to an HTTP
+/// status with [`Error::status`]: 413 for an oversized body, 400 for a body that does not
+/// decode or a snapshot that does not fit together, 503 for everything a retry may cure
+/// (admission, memory, deadline, object-store trouble), 500 otherwise.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A configuration value is invalid.
+    #[error("invalid config `{key}`: {reason}")]
+    Config {
+        /// The key (`dfs.bucket`), or `(file)` for a syntax error.
+        key: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The object store could not be set up.
+    #[error("object store: {0}")]
+    Store(#[source] rcop_sst::Error),
+    /// Admission refused the request (busy, memory), or the limiter could not be built.
+    #[error("{0}")]
+    Limiter(#[from] rcop_limiter::Error),
+    /// Registering a metric failed.
+    #[error("metrics: {0}")]
+    Metrics(#[from] prometheus::Error),
+    /// Binding or accepting failed.
+    #[error("i/o: {0}")]
+    Io(#[from] std::io::Error),
+    /// The request body is larger than `max-request-size`.
+    #[error("request body exceeds {limit} bytes")]
+    BodyTooLarge {
+        /// The cap in bytes.
+        limit: u64,
+    },
+    /// The request body could not be read from the connection.
+    #[error("failed to read request body: {0}")]
+    Body(String),
+    /// The envelope or one of its parts does not decode.
+    #[error("failed to decode cop request: {0}")]
+    Decode(#[from] rcop_wire::Error),
+    /// The snapshot could not be rebuilt from the request.
+    #[error("failed to construct snapshot: {0}")]
+    Snapshot(#[from] rcop_snap::Error),
+    /// The snapshot was not rebuilt before the request's deadline.
+    #[error("construct snapshot timeout after {0:?}")]
+    SnapshotTimeout(Duration),
+    /// The compute pool is shut down.
+    #[error("compute pool is shut down")]
+    PoolClosed,
+    /// Executing the request panicked (a bug); the worker keeps serving.
+    #[error("request execution panicked")]
+    ExecutionPanicked,
+}
+
+impl Error {
+    pub(crate) fn config(key: &'static str, reason: impl Into<String>) -> Self {
+        Error::Config { key, reason: reason.into() }
+    }
+
+    /// The HTTP status a request failing with this error gets.
+    pub fn status(&self) -> u16 {
+        match self {
+            Error::BodyTooLarge { .. } => 413,
+            Error::Body(_) | Error::Decode(_) => 400,
+            Error::Snapshot(e) if e.is_retryable() => 503,
+            Error::Snapshot(e) if is_bad_request(e) => 400,
+            Error::Limiter(e) if e.is_retryable() => 503,
+            Error::SnapshotTimeout(_) => 503,
+            _ => 500,
+        }
+    }
+
+    /// The `type` label of `tikv_worker_remote_cop_failed_requests_counter` for this error.
+    pub fn failure_label(&self) -> &'static str {
+        match self {
+            Error::BodyTooLarge { .. } => "body_too_large",
+            Error::Body(_) => "body_read",
+            Error::Decode(_) => "decode",
+            Error::Snapshot(_) => "snapshot",
+            Error::SnapshotTimeout(_) => "snapshot_timeout",
+            Error::Limiter(e) => e.rejection_label().unwrap_or("limiter"),
+            _ => "internal",
+        }
+    }
+}
+
+/// Snapshot errors caused by the request itself (corrupt or inconsistent input, bad ranges).
+fn is_bad_request(e: &rcop_snap::Error) -> bool {
+    e.is_corrupt_input()
+        || matches!(
+            e,
+            rcop_snap::Error::RangeOutOfShard { .. }
+                | rcop_snap::Error::InvalidRange { .. }
+                | rcop_snap::Error::Unsupported(_)
+        )
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,63 @@
+//! The remote-coprocessor worker: an HTTP/1.1 service that rebuilds a storage node's
+//! snapshot from object storage and runs the pushed-down DAG on it.
+//!
+//! A storage node POSTs an envelope v1 (`rcop-wire`) to `/coprocessor`. The worker
+//!
+//! 1. caps the body (`max-request-size`, 413) and decodes it (400 with a message);
+//! 2. admits the request through `rcop-limiter` — cop-limiter, then keyspace and global
+//!    permits — until the request's deadline (`context.max_execution_duration_ms`, 0 → 20 s;
+//!    503 when the wait ends);
+//! 3. plans the snapshot rebuild (`rcop-snap`), reserves the bytes it needs
+//!    (`memory-upper-threshold`, 503), fetches the blocks under the deadline (503 on timeout);
+//! 4. runs `rcop-exec` on a dedicated compute pool, never on the I/O runtime, with
+//!    `cop-max-resp-size` as the page byte cap;
+//! 5. answers 200 with the `coprocessor.Response` (with `exec_details_v2`), or 500 for a
+//!    coprocessor error — a protobuf `coprocessor.Response` with
+//!    `Content-Type: application/protobuf` when the client accepts it.
+//!
+//! `GET /healthz` and `GET /metrics` (Prometheus text, upstream's `tikv_worker_*` names plus
+//! the limiter's) complete the service. Logs carry upstream's tag
+//! `dag ks{keyspace}:{region}:{epoch}:{start_ts}` and one "finished remote coprocessor" line
+//! per request.
+//!
+//! ```no_run
+//! use rcop_worker::{Worker, WorkerConfig};
+//!
+//! # async fn demo() -> Result<(), rcop_worker::Error> {
+//! let config = WorkerConfig::from_toml(r#"
+//!     addr = "127.0.0.1:0"
+//!     [dfs]
+//!     backend = "local"
+//!     root = "/tmp/rcop-sst"
+//! "#)?;
+//! let server = Worker::builder(config).build()?.bind().await?;
+//! println!("listening on {}", server.local_addr());
+//! let handle = server.spawn();
+//! // ... serve requests ...
+//! handle.shutdown().await?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Decisions are in `docs/design/0007-worker.md`; every configuration key is in
+//! `docs/configuration.md`.
+
+#![warn(missing_docs)]
+
+mod config;
+mod error;
+mod metrics;
+mod pool;
+mod server;
+mod source;
+mod worker;
+
+pub use config::{
+    DEFAULT_ADDR, DEFAULT_BLOCK_CACHE_PERCENT, DEFAULT_COP_TIMEOUT, DEFAULT_MAX_REQUEST_SIZE,
+    DEFAULT_MAX_RESP_SIZE, DfsBackend, DfsConfig, THREAD_POOL_SIZE_FACTOR_RANGE, WorkerConfig,
+};
+pub use error::{Error, Result};
+pub use metrics::WorkerMetrics;
+pub use server::{HEALTHZ_PATH, METRICS_PATH, SHUTDOWN_GRACE, Server, WorkerHandle};
+pub use source::{ScanStats, SnapScan};
+pub use worker::{Reply, SIZE_DISCOUNT_PERCENT, Worker, WorkerBuilder};

@@ -1,0 +1,172 @@
+//! The adapter from `rcop-snap`'s scanner to `rcop-exec`'s scan trait.
+
+use std::time::Instant;
+
+use rcop_exec::{KeyRange, KvBatch, ScanError, ScanSource, ScanStatus};
+use rcop_proto::errorpb;
+use rcop_snap::Scanner;
+use rcop_sst::BlockSource;
+
+/// Scan counters of one request, as upstream fills `scan_detail_v2`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ScanStats {
+    /// Visible pairs handed to the executor (upstream's `write.processed_keys`).
+    pub processed_keys: u64,
+    /// Key and value bytes of those pairs.
+    pub processed_bytes: u64,
+    /// Distinct keys the scanner examined, visible or not.
+    pub keys_seen: u64,
+}
+
+/// A [`ScanSource`] over a snapshot's [`Scanner`]: the engine reads a rebuilt (or a local)
+/// snapshot through it.
+///
+/// Pairs go straight from the scanner into the engine's batch arena. Once `deadline` has
+/// passed, the next batch fails with a `ServerIsBusy` region error ("deadline exceeded"), as
+/// upstream answers a request that ran out of time.
+#[derive(Debug)]
+pub struct SnapScan<'a, S> {
+    scanner: Scanner<'a, S>,
+    deadline: Option<Instant>,
+    stats: ScanStats,
+}
+
+impl<'a, S: BlockSource> SnapScan<'a, S> {
+    /// Wraps `scanner`; no deadline.
+    pub fn new(scanner: Scanner<'a, S>) -> Self {
+        SnapScan { scanner, deadline: None, stats: ScanStats::default() }
+    }
+
+    /// Fails batches requested after `deadline`.
+    pub fn with_deadline(mut self, deadline: Instant) -> Self {
+        self.deadline = Some(deadline);
+        self
+    }
+
+    /// The counters so far.
+    pub fn stats(&self) -> ScanStats {
+        ScanStats { keys_seen: self.scanner.keys_seen(), ..self.stats }
+    }
+}
+
+impl<S: BlockSource> ScanSource for SnapScan<'_, S> {
+    fn start(&mut self, range: &KeyRange, desc: bool) -> Result<(), ScanError> {
+        self.scanner.start(&range.start, &range.end, desc).map_err(scan_error)
+    }
+
+    fn next_batch(&mut self, max_pairs: usize, out: &mut KvBatch) -> Result<ScanStatus, ScanError> {
+        if let Some(deadline) = self.deadline
+            && Instant::now() >= deadline
+        {
+            return Err(deadline_exceeded());
+        }
+        let (mut keys, mut bytes) = (0u64, 0u64);
+        let status = self
+            .scanner
+            .next_batch(max_pairs, &mut |k: &[u8], v: &[u8]| {
+                keys += 1;
+                bytes += (k.len() + v.len()) as u64;
+                out.push(k, v);
+            })
+            .map_err(scan_error)?;
+        self.stats.processed_keys += keys;
+        self.stats.processed_bytes += bytes;
+        Ok(match status {
+            rcop_snap::ScanStatus::More => ScanStatus::More,
+            rcop_snap::ScanStatus::Done => ScanStatus::Done,
+        })
+    }
+}
+
+/// The region error of a request that ran out of time (upstream: a ServerIsBusy-style error).
+pub(crate) fn deadline_exceeded() -> ScanError {
+    ScanError::Region(Box::new(errorpb::Error {
+        message: "deadline exceeded".into(),
+        server_is_busy: Some(errorpb::ServerIsBusy {
+            reason: "deadline is exceeded".into(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }))
+}
+
+fn scan_error(e: rcop_snap::Error) -> ScanError {
+    match e {
+        rcop_snap::Error::Locked(info) => ScanError::Locked(info),
+        e @ rcop_snap::Error::RangeOutOfShard { .. } => {
+            ScanError::Region(Box::new(errorpb::Error {
+                message: e.to_string(),
+                key_not_in_region: Some(errorpb::KeyNotInRegion::default()),
+                ..Default::default()
+            }))
+        }
+        e => ScanError::Storage(e.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use rcop_snap::{Shard, ShardConfig};
+
+    use super::*;
+
+    fn shard() -> Shard {
+        let shard =
+            Shard::new(ShardConfig::new(1, &b"x\0\0\x01"[..], &b"x\0\0\x02"[..], 4).unwrap())
+                .unwrap();
+        shard.put(b"x\0\0\x01a", 10, 11, b"va").unwrap();
+        shard.put(b"x\0\0\x01b", 10, 11, b"vb").unwrap();
+        shard.delete(b"x\0\0\x01b", 12, 13).unwrap();
+        shard.put(b"x\0\0\x01c", 10, 11, b"vc").unwrap();
+        shard.put(b"x\0\0\x01d", 50, 51, b"vd").unwrap(); // newer than the read ts
+        shard
+    }
+
+    #[test]
+    fn pairs_and_counters_pass_through() {
+        let shard = shard();
+        let snap = shard.snapshot();
+        let mut scan = SnapScan::new(snap.scanner(20));
+        scan.start(&KeyRange::new(&b"x\0\0\x01"[..], &b"x\0\0\x02"[..]), false).unwrap();
+        let mut out = KvBatch::new();
+        assert_eq!(scan.next_batch(10, &mut out).unwrap(), ScanStatus::Done);
+        let pairs: Vec<_> = out.iter().map(|(k, v)| (k.to_vec(), v.to_vec())).collect();
+        assert_eq!(
+            pairs,
+            [(b"x\0\0\x01a".to_vec(), b"va".to_vec()), (b"x\0\0\x01c".to_vec(), b"vc".to_vec())]
+        );
+        let stats = scan.stats();
+        assert_eq!((stats.processed_keys, stats.processed_bytes), (2, 2 * (5 + 2)));
+        assert!(stats.keys_seen >= 3, "{stats:?}");
+    }
+
+    #[test]
+    fn a_passed_deadline_is_a_server_busy_region_error() {
+        let shard = shard();
+        let snap = shard.snapshot();
+        let past = Instant::now().checked_sub(Duration::from_millis(1)).unwrap();
+        let mut scan = SnapScan::new(snap.scanner(20)).with_deadline(past);
+        scan.start(&KeyRange::new(&b"x\0\0\x01"[..], &b"x\0\0\x02"[..]), false).unwrap();
+        match scan.next_batch(10, &mut KvBatch::new()) {
+            Err(ScanError::Region(e)) => {
+                assert_eq!(e.message, "deadline exceeded");
+                assert!(e.server_is_busy.is_some());
+            }
+            other => panic!("expected a region error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_range_outside_the_shard_is_a_region_error() {
+        let shard = shard();
+        let snap = shard.snapshot();
+        let mut scan = SnapScan::new(snap.scanner(20));
+        let err = scan.start(&KeyRange::new(&b"x\0\0\x00"[..], &b"x\0\0\x01z"[..]), false);
+        match err {
+            Err(ScanError::Region(e)) => assert!(e.key_not_in_region.is_some(), "{e:?}"),
+            other => panic!("expected a region error, got {other:?}"),
+        }
+    }
+}

@@ -1,0 +1,391 @@
+//! The request path of `POST /coprocessor`, independent of HTTP.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use prost::Message;
+use rcop_exec::{Engine, EngineConfig};
+use rcop_limiter::{KeyspaceId, Limiter, MemoryProbe};
+use rcop_proto::{REQ_TYPE_DAG, coprocessor, kvrpcpb};
+use rcop_snap::{RebuildRequest, plan_rebuild};
+use rcop_sst::{BlockCache, MetaCache, ReaderOptions, SstReader, SstStore};
+use rcop_wire::Envelope;
+use tracing::Instrument;
+
+use crate::config::{DEFAULT_COP_TIMEOUT, WorkerConfig};
+use crate::error::{Error, Result};
+use crate::metrics::WorkerMetrics;
+use crate::pool::ComputePool;
+use crate::source::{ScanStats, SnapScan};
+
+/// Upstream's `SIZE_DISCOUNT_PERCENT`: `processed_versions_size` reports half the scanned
+/// bytes ("coprocessor on cop-worker is much cheaper").
+pub const SIZE_DISCOUNT_PERCENT: u64 = 50;
+
+/// Smallest metadata cache, whatever the block cache size.
+const MIN_META_CACHE_BYTES: u64 = 8 << 20;
+
+/// An HTTP-independent reply: status, optional content type, body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reply {
+    /// HTTP status code.
+    pub status: u16,
+    /// `Content-Type`, when one is set.
+    pub content_type: Option<&'static str>,
+    /// The body.
+    pub body: Bytes,
+}
+
+impl Reply {
+    /// A plain-text reply.
+    pub fn text(status: u16, text: impl Into<String>) -> Self {
+        Reply {
+            status,
+            content_type: Some("text/plain; charset=utf-8"),
+            body: Bytes::from(text.into()),
+        }
+    }
+}
+
+/// The remote-coprocessor worker: rebuilds each request's snapshot from object storage and
+/// runs the DAG on a compute pool, under the limiter's admission.
+///
+/// Built with [`Worker::builder`]; served over HTTP with [`Worker::bind`] (see
+/// [`crate::Server`]), or driven directly with [`Worker::handle_coprocessor`].
+#[derive(Debug)]
+pub struct Worker {
+    config: WorkerConfig,
+    limiter: Limiter,
+    reader: SstReader,
+    engine: Engine,
+    pool: ComputePool,
+    metrics: WorkerMetrics,
+}
+
+/// Assembles a [`Worker`]; the object store, the memory probe and the core count are
+/// injectable for tests.
+#[derive(Debug)]
+pub struct WorkerBuilder {
+    config: WorkerConfig,
+    store: Option<Arc<SstStore>>,
+    probe: Option<Arc<dyn MemoryProbe>>,
+    cores: Option<usize>,
+}
+
+impl WorkerBuilder {
+    /// Reads files from `store` instead of the one `[dfs]` describes.
+    pub fn store(mut self, store: Arc<SstStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// Reads process memory through `probe` instead of `/proc` and cgroups.
+    pub fn memory_probe(mut self, probe: Arc<dyn MemoryProbe>) -> Self {
+        self.probe = Some(probe);
+        self
+    }
+
+    /// Sizes the permits and the compute pool for `cores` cores instead of the machine's.
+    pub fn cores(mut self, cores: usize) -> Self {
+        self.cores = Some(cores);
+        self
+    }
+
+    /// Validates the configuration, opens the object store, builds the limiter, the caches
+    /// and the compute pool.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`], [`Error::Store`], [`Error::Limiter`], [`Error::Metrics`],
+    /// [`Error::Io`] (spawning threads).
+    pub fn build(self) -> Result<Worker> {
+        let config = self.config;
+        config.validate()?;
+        let metrics = WorkerMetrics::new()?;
+        let cores = self
+            .cores
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
+        let mut limiter = Limiter::builder(config.limiter.clone())
+            .metrics(metrics.limiter().clone())
+            .cores(cores);
+        if let Some(probe) = self.probe {
+            limiter = limiter.probe(probe);
+        }
+        let limiter = limiter.build()?;
+        let store = match self.store {
+            Some(store) => store,
+            None => {
+                Arc::new(SstStore::from_config(&config.dfs.store_config()).map_err(Error::Store)?)
+            }
+        };
+        let block_bytes = config.cop_block_cache_size.resolve(limiter.memory_monitor().limit());
+        let meta_bytes = (block_bytes / 4).max(MIN_META_CACHE_BYTES);
+        let reader = SstReader::new(
+            store,
+            BlockCache::new(block_bytes),
+            MetaCache::new(meta_bytes),
+            ReaderOptions::default(),
+        );
+        let engine = Engine::new(EngineConfig {
+            max_response_bytes: usize::try_from(config.cop_max_resp_size.0).unwrap_or(usize::MAX),
+            ..EngineConfig::default()
+        });
+        let pool = ComputePool::new(config.compute_threads(cores))?;
+        Ok(Worker { config, limiter, reader, engine, pool, metrics })
+    }
+}
+
+/// Per-request facts for the log line and the exec details.
+#[derive(Debug)]
+struct Timings {
+    permit_wait: Duration,
+    snapshot: Duration,
+    process: Duration,
+}
+
+impl Worker {
+    /// A builder for `config`.
+    pub fn builder(config: WorkerConfig) -> WorkerBuilder {
+        WorkerBuilder { config, store: None, probe: None, cores: None }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &WorkerConfig {
+        &self.config
+    }
+
+    /// The metrics (worker and limiter), for `GET /metrics`.
+    pub fn metrics(&self) -> &WorkerMetrics {
+        &self.metrics
+    }
+
+    /// The admission limiter.
+    pub fn limiter(&self) -> &Limiter {
+        &self.limiter
+    }
+
+    /// The SST reader with the block and metadata caches.
+    pub fn reader(&self) -> &SstReader {
+        &self.reader
+    }
+
+    /// Number of compute threads.
+    pub fn compute_threads(&self) -> usize {
+        self.pool.threads()
+    }
+
+    /// Handles one `POST /coprocessor` body (an envelope v1). `accepts_protobuf` tells whether
+    /// the client's `Accept` names `application/protobuf`, which turns coprocessor errors
+    /// into protobuf bodies.
+    ///
+    /// Statuses: 200 with a `coprocessor.Response`; 500 for a coprocessor error (region
+    /// error, lock, other error), with a protobuf body when accepted; otherwise the status
+    /// of the [`Error`] ([`Error::status`]) with a text body.
+    pub async fn handle_coprocessor(&self, body: Bytes, accepts_protobuf: bool) -> Reply {
+        let received = Instant::now();
+        self.metrics.processing().inc();
+        // The tag is known once the request decodes; failures after that log inside the span.
+        let span = tracing::info_span!("remote_cop", tag = tracing::field::Empty);
+        let result =
+            self.process(body, received, accepts_protobuf, &span).instrument(span.clone()).await;
+        let _entered = span.enter();
+        let reply = match result {
+            Ok(reply) => reply,
+            Err(e) => {
+                // The limiter counts its own rejections.
+                if !matches!(&e, Error::Limiter(l) if l.rejection_label().is_some()) {
+                    self.metrics.failed_requests().with_label_values(&[e.failure_label()]).inc();
+                }
+                tracing::warn!(status = e.status(), error = %e, "remote coprocessor request failed");
+                Reply::text(e.status(), e.to_string())
+            }
+        };
+        self.metrics.processing().dec();
+        self.metrics.request_duration().observe(received.elapsed().as_secs_f64());
+        reply
+    }
+
+    async fn process(
+        &self,
+        body: Bytes,
+        received: Instant,
+        accepts_pb: bool,
+        span: &tracing::Span,
+    ) -> Result<Reply> {
+        let req_size = body.len();
+        let envelope = Envelope::decode(body)?;
+        let req = envelope.decode_request()?;
+        let ctx = req.context.clone().unwrap_or_default();
+        let keyspace = ctx.keyspace_id.unwrap_or(0);
+        let epoch = ctx.region_epoch.as_ref().map_or(0, |e| e.version);
+        let tag = format!("dag ks{keyspace}:{}:{epoch}:{}", ctx.region_id, req.start_ts);
+        span.record("tag", tag.as_str());
+        if req.tp != REQ_TYPE_DAG {
+            let resp = coprocessor::Response {
+                other_error: format!("unsupported coprocessor request type {}", req.tp),
+                ..Default::default()
+            };
+            return Ok(self.cop_error(resp, accepts_pb));
+        }
+        self.metrics.dag_requests().inc();
+        let timeout = match ctx.max_execution_duration_ms {
+            0 => DEFAULT_COP_TIMEOUT,
+            ms => Duration::from_millis(ms),
+        };
+        let deadline = received + timeout;
+        // Mem-data decoding validates every shipped row: CPU work, kept off the I/O workers.
+        let (mem_data, change_set) = off_runtime(move |_| -> Result<_> {
+            Ok((envelope.decode_mem_data()?, envelope.decode_change_set()?))
+        })
+        .await??;
+
+        let permit = self.limiter.admit(KeyspaceId(keyspace), deadline).await?;
+        let permit_wait = received.elapsed();
+
+        let snap_start = Instant::now();
+        let tokio_deadline = tokio::time::Instant::from_std(deadline);
+        let reader = self.reader.clone();
+        let ranges = req.ranges.clone();
+        let read_ts = req.start_ts;
+        let plan = off_runtime(move |rt| {
+            rt.block_on(tokio::time::timeout_at(tokio_deadline, async {
+                let rebuild = RebuildRequest {
+                    mem_data: &mem_data,
+                    change_set: &change_set,
+                    ranges: &ranges,
+                    read_ts,
+                };
+                plan_rebuild(&reader, rebuild).await
+            }))
+        })
+        .await?
+        .map_err(|_| Error::SnapshotTimeout(timeout))??;
+        let reservation = self.limiter.reserve_memory(plan.bytes_needed())?;
+        let snapshot = off_runtime(move |rt| {
+            rt.block_on(tokio::time::timeout_at(tokio_deadline, plan.fetch()))
+        })
+        .await?
+        .map_err(|_| Error::SnapshotTimeout(timeout))??;
+        let snapshot_time = snap_start.elapsed();
+        self.metrics.snapshot_duration().observe(snapshot_time.as_secs_f64());
+
+        let engine = self.engine.clone();
+        let start_ts = req.start_ts;
+        let (mut resp, stats, process) = self
+            .pool
+            .run(move || {
+                let started = Instant::now();
+                let mut scan = SnapScan::new(snapshot.scanner(start_ts)).with_deadline(deadline);
+                let resp = engine.handle(&req, &mut scan);
+                (resp, scan.stats(), started.elapsed())
+            })
+            .await?;
+        self.metrics.process_duration().observe(process.as_secs_f64());
+        let timings = Timings { permit_wait, snapshot: snapshot_time, process };
+        resp.exec_details_v2 = Some(exec_details(&timings, &stats, received.elapsed()));
+
+        let reply = if is_cop_error(&resp) {
+            self.cop_error(resp, accepts_pb)
+        } else {
+            let body = Bytes::from(resp.encode_to_vec());
+            self.limiter.record_response(KeyspaceId(keyspace), body.len() as u64);
+            self.metrics.response_size().observe(body.len() as f64);
+            Reply { status: 200, content_type: None, body }
+        };
+        drop((reservation, permit));
+        tracing::info!(
+            req_size,
+            resp_size = reply.body.len(),
+            status = reply.status,
+            timeout_ms = ms(timeout),
+            permit_wait_ms = ms(timings.permit_wait),
+            snap_ms = ms(timings.snapshot),
+            process_ms = ms(timings.process),
+            total_ms = ms(received.elapsed()),
+            processed_keys = stats.processed_keys,
+            "finished remote coprocessor"
+        );
+        Ok(reply)
+    }
+
+    fn cop_error(&self, resp: coprocessor::Response, accepts_pb: bool) -> Reply {
+        self.metrics.failed_requests().with_label_values(&["cop_error"]).inc();
+        tracing::warn!(
+            region_error = ?resp.region_error,
+            locked = ?resp.locked,
+            other_error = %resp.other_error,
+            "remote coprocessor error"
+        );
+        if accepts_pb {
+            Reply {
+                status: 500,
+                content_type: Some(rcop_wire::CONTENT_TYPE_PROTOBUF),
+                body: Bytes::from(resp.encode_to_vec()),
+            }
+        } else {
+            let text = if let Some(e) = &resp.region_error {
+                format!("region error: {e:?}")
+            } else if let Some(l) = &resp.locked {
+                format!("locked: {l:?}")
+            } else {
+                format!("other error: {}", resp.other_error)
+            };
+            Reply::text(500, text)
+        }
+    }
+}
+
+/// Runs `f` on tokio's blocking pool with the runtime's handle, so it can `block_on` I/O.
+///
+/// The snapshot rebuild runs here rather than on the I/O runtime's workers: its futures
+/// (`rcop-snap`'s bounded `buffered` streams over borrowed change-set entries) are not provably
+/// `Send` for every lifetime, which a task on a multi-threaded runtime requires, and the rebuild
+/// also validates the shipped rows, which is CPU work.
+async fn off_runtime<T, F>(f: F) -> Result<T>
+where
+    T: Send + 'static,
+    F: FnOnce(&tokio::runtime::Handle) -> T + Send + 'static,
+{
+    let rt = tokio::runtime::Handle::current();
+    tokio::task::spawn_blocking(move || f(&rt)).await.map_err(|_| Error::ExecutionPanicked)
+}
+
+fn is_cop_error(resp: &coprocessor::Response) -> bool {
+    resp.region_error.is_some() || resp.locked.is_some() || !resp.other_error.is_empty()
+}
+
+fn ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+fn ns(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// `exec_details_v2` as upstream's worker fills it (reference §3.4): process wall time,
+/// processed versions and half their size; plus the wait and snapshot times.
+fn exec_details(t: &Timings, s: &ScanStats, total: Duration) -> kvrpcpb::ExecDetailsV2 {
+    kvrpcpb::ExecDetailsV2 {
+        time_detail: Some(kvrpcpb::TimeDetail {
+            wait_wall_time_ms: ms(t.permit_wait),
+            process_wall_time_ms: ms(t.process),
+            kv_read_wall_time_ms: 0,
+            total_rpc_wall_time_ns: ns(total),
+        }),
+        time_detail_v2: Some(kvrpcpb::TimeDetailV2 {
+            wait_wall_time_ns: ns(t.permit_wait),
+            process_wall_time_ns: ns(t.process),
+            total_rpc_wall_time_ns: ns(total),
+            ..Default::default()
+        }),
+        scan_detail_v2: Some(kvrpcpb::ScanDetailV2 {
+            processed_versions: s.processed_keys,
+            processed_versions_size: s.processed_bytes.saturating_mul(SIZE_DISCOUNT_PERCENT) / 100,
+            total_versions: s.keys_seen,
+            get_snapshot_nanos: ns(t.snapshot),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}

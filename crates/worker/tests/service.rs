@@ -1,0 +1,521 @@
+//! End-to-end tests of the worker over real TCP on 127.0.0.1: a storage-node shard exports
+//! a request, the worker serves it, and the answer matches running the engine locally.
+#![expect(clippy::unwrap_used, reason = "HTTP client and fixture helpers outside #[test] fns")]
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::Request;
+use prost::Message;
+use rcop_datum::KeyspaceId;
+use rcop_datum::key;
+use rcop_datum::row::RowEncoder;
+use rcop_exec::{Engine, EngineConfig};
+use rcop_limiter::{ManualMemoryProbe, MemoryThreshold, ReadableSize};
+use rcop_proto::{REQ_TYPE_DAG, coprocessor, kvrpcpb, metapb, tipb};
+use rcop_snap::{FileIds, LockCheck, NoLocks, Shard, ShardConfig};
+use rcop_sst::{Backend, SstStore, StoreConfig};
+use rcop_wire::{EnvelopeWriter, MemDataFormat};
+use rcop_worker::{SnapScan, Worker, WorkerConfig, WorkerHandle};
+use tokio::net::TcpStream;
+
+const TABLE: i64 = 10;
+const START_TS: u64 = 1_000;
+
+struct Reply {
+    status: u16,
+    content_type: Option<String>,
+    body: Bytes,
+}
+
+async fn send(addr: SocketAddr, req: Request<Full<Bytes>>) -> Reply {
+    let stream = TcpStream::connect(addr).await.unwrap();
+    let (mut sender, conn) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await.unwrap();
+    let conn = tokio::spawn(conn);
+    let resp = sender.send_request(req).await.unwrap();
+    let status = resp.status().as_u16();
+    let content_type =
+        resp.headers().get(hyper::header::CONTENT_TYPE).map(|v| v.to_str().unwrap().to_owned());
+    let body = resp.into_body().collect().await.unwrap().to_bytes();
+    drop(sender);
+    let _ = conn.await;
+    Reply { status, content_type, body }
+}
+
+async fn post(addr: SocketAddr, body: Vec<u8>, accept_pb: bool) -> Reply {
+    let mut b = Request::post(format!("http://{addr}/coprocessor"))
+        .header("host", addr.to_string())
+        .header("content-type", rcop_wire::CONTENT_TYPE_OCTET_STREAM);
+    if accept_pb {
+        b = b.header("accept", rcop_wire::CONTENT_TYPE_PROTOBUF);
+    }
+    send(addr, b.body(Full::new(Bytes::from(body))).unwrap()).await
+}
+
+async fn get(addr: SocketAddr, path: &str) -> Reply {
+    let req = Request::get(format!("http://{addr}{path}"))
+        .header("host", addr.to_string())
+        .body(Full::new(Bytes::new()))
+        .unwrap();
+    send(addr, req).await
+}
+
+fn prefix(ks: u32) -> Vec<u8> {
+    KeyspaceId(ks).txn_prefix().unwrap().to_vec()
+}
+
+fn record_key(handle: i64) -> Vec<u8> {
+    let mut k = prefix(1);
+    key::encode_record_key(&mut k, TABLE, handle);
+    k
+}
+
+fn row(c1: i64, c2: i64) -> Vec<u8> {
+    let mut v = Vec::new();
+    RowEncoder::new().int(1, c1).int(2, c2).finish(&mut v).unwrap();
+    v
+}
+
+fn memory_store() -> Arc<SstStore> {
+    Arc::new(
+        SstStore::from_config(&StoreConfig { backend: Backend::Memory, ..StoreConfig::default() })
+            .unwrap(),
+    )
+}
+
+/// A shard of keyspace 1 whose rows sit in L1 SSTs, an L0 file and the memtable, with
+/// updates, deletes and a version newer than the read ts.
+async fn build_shard(store: Arc<SstStore>) -> Shard {
+    let mut cfg = ShardConfig::new(7, prefix(1), prefix(2), 4).unwrap();
+    cfg.block_size = 512;
+    cfg.max_table_size = 8 << 10;
+    let shard = Shard::with_store(cfg, store, FileIds::default()).unwrap();
+    for h in 1..=600 {
+        shard.put(&record_key(h), 10, 11, &row(h % 7, h * 10)).unwrap();
+    }
+    shard.flush().await.unwrap();
+    shard.compact(0).await.unwrap();
+    for h in 601..=900 {
+        shard.put(&record_key(h), 20, 21, &row(h % 7, h * 10)).unwrap();
+    }
+    for h in (50..=600).step_by(50) {
+        shard.put(&record_key(h), 30, 31, &row(6, -h)).unwrap();
+    }
+    for h in (7..=600).step_by(70) {
+        shard.delete(&record_key(h), 32, 33).unwrap();
+    }
+    shard.flush().await.unwrap();
+    for h in 901..=1000 {
+        shard.put(&record_key(h), 40, 41, &row(h % 7, h * 10)).unwrap();
+    }
+    shard.put(&record_key(5), 2_000, 2_001, &row(0, 0)).unwrap(); // invisible at START_TS
+    let stats = shard.stats();
+    assert!(stats.level_tables[0] > 1, "several L1 tables: {stats:?}");
+    assert_eq!(stats.l0_files, 1);
+    assert!(stats.mem_versions > 100);
+    shard
+}
+
+fn col_expr(offset: i64) -> tipb::Expr {
+    let mut v = Vec::new();
+    rcop_datum::codec::encode_i64(&mut v, offset);
+    tipb::Expr {
+        tp: Some(201),
+        val: Some(v.into()),
+        field_type: Some(int_ft()),
+        ..Default::default()
+    }
+}
+
+fn int_const(x: i64) -> tipb::Expr {
+    let mut v = Vec::new();
+    rcop_datum::codec::encode_i64(&mut v, x);
+    tipb::Expr {
+        tp: Some(1),
+        val: Some(v.into()),
+        field_type: Some(int_ft()),
+        ..Default::default()
+    }
+}
+
+fn int_ft() -> tipb::FieldType {
+    tipb::FieldType {
+        tp: Some(8),
+        flag: Some(0),
+        flen: Some(20),
+        decimal: Some(0),
+        collate: Some(63),
+        ..Default::default()
+    }
+}
+
+/// DECIMAL(41, 0): SUM of a BIGINT.
+fn sum_ft() -> tipb::FieldType {
+    tipb::FieldType { tp: Some(246), flen: Some(41), ..int_ft() }
+}
+
+fn column(id: i64, pk: bool) -> tipb::ColumnInfo {
+    tipb::ColumnInfo { column_id: Some(id), tp: Some(8), pk_handle: Some(pk), ..Default::default() }
+}
+
+/// TableScan(handle, c1, c2) → Selection(c1 > 2) → HashAgg(count(1), sum(c2)) group by c1.
+fn agg_dag() -> tipb::DagRequest {
+    let scan = tipb::Executor {
+        tp: Some(tipb::ExecType::TypeTableScan as i32),
+        tbl_scan: Some(tipb::TableScan {
+            table_id: Some(TABLE),
+            columns: vec![column(-1, true), column(1, false), column(2, false)],
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let gt = tipb::Expr {
+        tp: Some(10000),
+        sig: Some(120), // GTInt
+        field_type: Some(int_ft()),
+        children: vec![col_expr(1), int_const(2)],
+        ..Default::default()
+    };
+    let selection = tipb::Executor {
+        tp: Some(tipb::ExecType::TypeSelection as i32),
+        selection: Some(Box::new(tipb::Selection { conditions: vec![gt], ..Default::default() })),
+        ..Default::default()
+    };
+    let agg = |tp: i32, child: tipb::Expr| tipb::Expr {
+        tp: Some(tp),
+        field_type: Some(if tp == 3001 { int_ft() } else { sum_ft() }),
+        children: vec![child],
+        ..Default::default()
+    };
+    let aggregation = tipb::Executor {
+        tp: Some(tipb::ExecType::TypeAggregation as i32),
+        aggregation: Some(Box::new(tipb::Aggregation {
+            group_by: vec![col_expr(1)],
+            agg_func: vec![agg(3001, int_const(1)), agg(3002, col_expr(2))],
+            ..Default::default()
+        })),
+        ..Default::default()
+    };
+    tipb::DagRequest {
+        executors: vec![scan, selection, aggregation],
+        output_offsets: vec![0, 1, 2],
+        time_zone_offset: Some(0),
+        flags: Some(0),
+        encode_type: Some(tipb::EncodeType::TypeDefault as i32),
+        ..Default::default()
+    }
+}
+
+/// A plain scan of every row (no aggregation), so paging and scan counters show.
+fn scan_dag() -> tipb::DagRequest {
+    let mut dag = agg_dag();
+    dag.executors.truncate(1);
+    dag
+}
+
+fn table_range() -> coprocessor::KeyRange {
+    let mut start = prefix(1);
+    key::encode_record_prefix(&mut start, TABLE);
+    let end = key::prefix_next(&start);
+    coprocessor::KeyRange { start: start.into(), end: end.into() }
+}
+
+fn cop_request(dag: &tipb::DagRequest) -> coprocessor::Request {
+    coprocessor::Request {
+        context: Some(kvrpcpb::Context {
+            region_id: 7,
+            region_epoch: Some(metapb::RegionEpoch { conf_ver: 1, version: 3 }),
+            keyspace_id: Some(1),
+            max_execution_duration_ms: 10_000,
+            ..Default::default()
+        }),
+        tp: REQ_TYPE_DAG,
+        data: dag.encode_to_vec().into(),
+        ranges: vec![table_range()],
+        start_ts: START_TS,
+        paging_size: u64::from(u32::MAX),
+        ..Default::default()
+    }
+}
+
+/// The envelope a storage node sends for `req` over `shard`.
+fn export(shard: &Shard, req: &coprocessor::Request) -> Vec<u8> {
+    let mut body = Vec::new();
+    let mut writer = EnvelopeWriter::new(&mut body, req).unwrap();
+    let mut mem = writer.mem_data(MemDataFormat::V2);
+    let cs = shard.export(&req.ranges, &LockCheck::si(req.start_ts), &NoLocks, &mut mem).unwrap();
+    mem.finish().unwrap();
+    writer.finish(&cs).unwrap();
+    body
+}
+
+/// The engine run locally on the shard's own snapshot.
+fn run_locally(
+    shard: &Shard,
+    req: &coprocessor::Request,
+    max_resp: usize,
+) -> coprocessor::Response {
+    let snap = shard.snapshot();
+    let mut scan = SnapScan::new(snap.scanner(req.start_ts));
+    Engine::new(EngineConfig { max_response_bytes: max_resp, ..EngineConfig::default() })
+        .handle(req, &mut scan)
+}
+
+fn test_config() -> WorkerConfig {
+    WorkerConfig::from_toml("addr = \"127.0.0.1:0\"\ncop-block-cache-size = \"16MiB\"").unwrap()
+}
+
+async fn start(config: WorkerConfig, store: Arc<SstStore>, used: u64, limit: u64) -> WorkerHandle {
+    let worker = Worker::builder(config)
+        .store(store)
+        .memory_probe(Arc::new(ManualMemoryProbe::new(used, limit)))
+        .cores(2)
+        .build()
+        .unwrap();
+    worker.bind().await.unwrap().spawn()
+}
+
+fn decode_response(body: &Bytes) -> coprocessor::Response {
+    coprocessor::Response::decode(body.clone()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offloaded_dag_matches_local_execution() {
+    let store = memory_store();
+    let shard = build_shard(Arc::clone(&store)).await;
+    let handle = start(test_config(), Arc::clone(&store), 1 << 30, 8 << 30).await;
+    let addr = handle.local_addr();
+
+    for dag in [agg_dag(), scan_dag()] {
+        let req = cop_request(&dag);
+        let local = run_locally(&shard, &req, 32 << 20);
+        let sel = tipb::SelectResponse::decode(local.data.clone()).unwrap();
+        assert!(sel.error.is_none(), "{:?}", sel.error);
+        assert!(!sel.chunks.is_empty());
+
+        let reply = post(addr, export(&shard, &req), true).await;
+        assert_eq!(reply.status, 200, "{:?}", String::from_utf8_lossy(&reply.body));
+        let remote = decode_response(&reply.body);
+        assert_eq!(remote.data, local.data, "same SelectResponse bytes");
+        assert_eq!(remote.range, local.range);
+        assert!(remote.other_error.is_empty() && remote.region_error.is_none());
+        let details = remote.exec_details_v2.unwrap();
+        let scan = details.scan_detail_v2.unwrap();
+        // 1000 rows, 9 deleted (7, 77, …, 567), none invisible-only.
+        assert_eq!(scan.processed_versions, 991);
+        assert!(scan.processed_versions_size > 0);
+        assert!(details.time_detail.is_some());
+    }
+
+    // Counters and the limiter's metrics are exported.
+    let metrics = get(addr, "/metrics").await;
+    assert_eq!(metrics.status, 200);
+    let text = String::from_utf8(metrics.body.to_vec()).unwrap();
+    assert!(text.contains("tikv_worker_remote_cop_dag_request_counter 2"), "{text}");
+    assert!(text.contains("tikv_worker_remote_cop_request_duration_seconds_count 2"));
+    assert!(text.contains("tikv_worker_remote_cop_snapshot_duration_seconds_count 2"));
+    assert!(text.contains("tikv_worker_memory_limiter_current_used 0"));
+    handle.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn small_response_cap_pages_like_local_execution() {
+    let store = memory_store();
+    let shard = build_shard(Arc::clone(&store)).await;
+    let mut config = test_config();
+    config.cop_max_resp_size = ReadableSize(2 << 10);
+    let handle = start(config, Arc::clone(&store), 1 << 30, 8 << 30).await;
+
+    let req = cop_request(&scan_dag());
+    let local = run_locally(&shard, &req, 2 << 10);
+    assert!(local.range.is_some(), "the local page ended early");
+    let reply = post(handle.local_addr(), export(&shard, &req), true).await;
+    assert_eq!(reply.status, 200);
+    let remote = decode_response(&reply.body);
+    assert_eq!(remote.data, local.data);
+    assert_eq!(remote.range, local.range);
+    handle.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_bodies_get_400_and_the_worker_keeps_serving() {
+    let store = memory_store();
+    let shard = build_shard(Arc::clone(&store)).await;
+    let handle = start(test_config(), Arc::clone(&store), 1 << 30, 8 << 30).await;
+    let addr = handle.local_addr();
+    let good = export(&shard, &cop_request(&agg_dag()));
+
+    let mut bad_format = good.clone();
+    bad_format[0] = 9;
+    let mut bad_change_set = good.clone();
+    let n = bad_change_set.len();
+    bad_change_set[n - 3..].fill(0xff);
+    for (what, body) in [
+        ("empty", Vec::new()),
+        ("garbage", b"hello, worker".to_vec()),
+        ("format 9", bad_format),
+        ("truncated", good[..good.len() / 2].to_vec()),
+        ("truncated by one", good[..good.len() - 1].to_vec()),
+        ("corrupt change set", bad_change_set),
+    ] {
+        let reply = post(addr, body, true).await;
+        assert_eq!(reply.status, 400, "{what}: {}", String::from_utf8_lossy(&reply.body));
+        let text = String::from_utf8(reply.body.to_vec()).unwrap();
+        assert!(text.contains("failed to"), "{what}: {text}");
+    }
+    let ok = post(addr, good, true).await;
+    assert_eq!(ok.status, 200);
+    let health = get(addr, "/healthz").await;
+    assert_eq!((health.status, &health.body[..]), (200, &b"ok\n"[..]));
+    let metrics = String::from_utf8(get(addr, "/metrics").await.body.to_vec()).unwrap();
+    assert!(
+        metrics.contains("tikv_worker_remote_cop_failed_requests_counter{type=\"decode\"} 6"),
+        "{metrics}"
+    );
+    assert_eq!(get(addr, "/nope").await.status, 404);
+    assert_eq!(get(addr, "/coprocessor").await.status, 405);
+    handle.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oversized_body_gets_413() {
+    let store = memory_store();
+    let mut config = test_config();
+    config.max_request_size = ReadableSize(1024);
+    let handle = start(config, store, 1 << 30, 8 << 30).await;
+    let reply = post(handle.local_addr(), vec![0u8; 4096], true).await;
+    assert_eq!(reply.status, 413);
+    // Still serving.
+    assert_eq!(get(handle.local_addr(), "/healthz").await.status, 200);
+    handle.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_threshold_rejects_with_503() {
+    let store = memory_store();
+    let shard = build_shard(Arc::clone(&store)).await;
+    let mut config = test_config();
+    // The snapshot needs tens of KiB; only 1 KiB may be reserved.
+    config.limiter.memory_upper_threshold = MemoryThreshold::Absolute(ReadableSize(1024));
+    let handle = start(config, Arc::clone(&store), 1 << 30, 8 << 30).await;
+    let reply = post(handle.local_addr(), export(&shard, &cop_request(&agg_dag())), true).await;
+    assert_eq!(reply.status, 503, "{}", String::from_utf8_lossy(&reply.body));
+    assert!(String::from_utf8_lossy(&reply.body).contains("memory limit exceeded"));
+    let metrics =
+        String::from_utf8(get(handle.local_addr(), "/metrics").await.body.to_vec()).unwrap();
+    assert!(metrics.contains("type=\"memory_limit_exceeded\"} 1"), "{metrics}");
+    handle.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_pressure_wait_ends_in_503_at_the_deadline() {
+    let store = memory_store();
+    let shard = build_shard(Arc::clone(&store)).await;
+    let mut config = test_config();
+    config.limiter.cop_limiter.wait_min_duration =
+        rcop_limiter::ReadableDuration(std::time::Duration::from_millis(5));
+    config.limiter.cop_limiter.wait_max_duration =
+        rcop_limiter::ReadableDuration(std::time::Duration::from_millis(10));
+    config.limiter.memory_upper_threshold = MemoryThreshold::Absolute(ReadableSize(1 << 30));
+    // RSS at 95% of the limit: above high-mem-ratio 0.8; a single keyspace is "heavy" once it
+    // has a sample, so the second request waits until its 200 ms deadline.
+    let handle = start(config, Arc::clone(&store), 95, 100).await;
+    let addr = handle.local_addr();
+    let mut req = cop_request(&agg_dag());
+    req.context.as_mut().unwrap().max_execution_duration_ms = 200;
+    let first = post(addr, export(&shard, &req), true).await;
+    assert_eq!(first.status, 200, "no samples yet: admitted");
+    let started = std::time::Instant::now();
+    let second = post(addr, export(&shard, &req), true).await;
+    assert_eq!(second.status, 503, "{}", String::from_utf8_lossy(&second.body));
+    assert!(started.elapsed() >= std::time::Duration::from_millis(150));
+    handle.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn coprocessor_errors_are_500_with_a_protobuf_body_when_accepted() {
+    let store = memory_store();
+    let shard = build_shard(Arc::clone(&store)).await;
+    let handle = start(test_config(), Arc::clone(&store), 1 << 30, 8 << 30).await;
+    let addr = handle.local_addr();
+    // An analyze request: the worker serves DAGs only.
+    let mut req = cop_request(&agg_dag());
+    req.tp = rcop_proto::REQ_TYPE_ANALYZE;
+    let body = export(&shard, &req);
+
+    let pb = post(addr, body.clone(), true).await;
+    assert_eq!(pb.status, 500);
+    assert_eq!(pb.content_type.as_deref(), Some(rcop_wire::CONTENT_TYPE_PROTOBUF));
+    let resp = decode_response(&pb.body);
+    assert_eq!(resp.other_error, "unsupported coprocessor request type 104");
+
+    let text = post(addr, body, false).await;
+    assert_eq!(text.status, 500);
+    assert_ne!(text.content_type.as_deref(), Some(rcop_wire::CONTENT_TYPE_PROTOBUF));
+    assert!(String::from_utf8_lossy(&text.body).contains("unsupported coprocessor request type"));
+    handle.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn missing_file_in_the_store_is_an_error_not_a_crash() {
+    let store = memory_store();
+    let shard = build_shard(Arc::clone(&store)).await;
+    // The worker reads another (empty) store: the change set names files it cannot find.
+    let handle = start(test_config(), memory_store(), 1 << 30, 8 << 30).await;
+    let reply = post(handle.local_addr(), export(&shard, &cop_request(&agg_dag())), true).await;
+    assert!(reply.status == 500 || reply.status == 503, "{}", reply.status);
+    assert!(String::from_utf8_lossy(&reply.body).contains("failed to construct snapshot"));
+    assert_eq!(get(handle.local_addr(), "/healthz").await.status, 200);
+    handle.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_stops_accepting_and_returns() {
+    let handle = start(test_config(), memory_store(), 1 << 30, 8 << 30).await;
+    let addr = handle.local_addr();
+    assert_eq!(get(addr, "/healthz").await.status, 200);
+    // An idle keep-alive connection does not hold the shutdown up.
+    let idle = TcpStream::connect(addr).await.unwrap();
+    tokio::time::timeout(std::time::Duration::from_secs(5), handle.shutdown())
+        .await
+        .expect("graceful shutdown finished")
+        .unwrap();
+    drop(idle);
+    assert!(TcpStream::connect(addr).await.is_err(), "listener closed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_beyond_the_permit_queue_is_answered_with_200_or_503() {
+    let store = memory_store();
+    let shard = build_shard(Arc::clone(&store)).await;
+    let mut config = test_config();
+    // 1 core: 2 keyspace permits and a keyspace queue of 1.
+    config.limiter.worker_limiter.keyspace_max_queue_size = 1;
+    let worker = Worker::builder(config)
+        .store(Arc::clone(&store))
+        .memory_probe(Arc::new(ManualMemoryProbe::new(1 << 30, 8 << 30)))
+        .cores(1)
+        .build()
+        .unwrap();
+    let handle = worker.bind().await.unwrap().spawn();
+    let addr = handle.local_addr();
+    let body = export(&shard, &cop_request(&agg_dag()));
+    let replies = futures::future::join_all((0..24).map(|_| post(addr, body.clone(), true))).await;
+    let ok = replies.iter().filter(|r| r.status == 200).count();
+    for r in &replies {
+        assert!(r.status == 200 || r.status == 503, "{}", r.status);
+        if r.status == 503 {
+            assert!(String::from_utf8_lossy(&r.body).contains("queue is full"));
+        }
+    }
+    assert!(ok >= 1, "some requests were served");
+    // Everything was released: a later request is served and no memory stays reserved.
+    assert_eq!(post(addr, body, true).await.status, 200);
+    let metrics = String::from_utf8(get(addr, "/metrics").await.body.to_vec()).unwrap();
+    assert!(metrics.contains("tikv_worker_memory_limiter_current_used 0"), "{metrics}");
+    assert!(metrics.contains("tikv_worker_remote_cop_processing_requests_counter 0"));
+    handle.shutdown().await.unwrap();
+}

@@ -1,0 +1,69 @@
+//! `rcop-worker --config worker.toml`: the remote-coprocessor worker service.
+//!
+//! Reads the TOML configuration (every key in `docs/configuration.md`), binds `addr`, prints
+//! `listening on <addr>` once ready and serves until SIGINT or SIGTERM, then shuts down
+//! gracefully.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Parser;
+use rcop_worker::{Worker, WorkerConfig};
+
+/// The remote-coprocessor worker: serves `POST /coprocessor` (envelope v1 bodies from storage
+/// nodes), `GET /healthz` and `GET /metrics` over HTTP/1.1.
+///
+/// Prints `listening on <addr>` on stdout once it accepts connections; logs go to stderr.
+/// SIGINT or SIGTERM stop it gracefully (in-flight requests finish).
+#[derive(Debug, Parser)]
+#[command(name = "rcop-worker", version, about, long_about)]
+struct Args {
+    /// TOML configuration file (kebab-case keys: addr, [dfs], cop-block-cache-size,
+    /// cop-max-resp-size, max-request-size, memory-upper-threshold, thread-pool-size-factor,
+    /// [cop-limiter], [worker-limiter]; see docs/configuration.md). Without it every key takes
+    /// its default.
+    #[arg(short, long, value_name = "FILE")]
+    config: Option<PathBuf>,
+
+    /// Listen address, overriding `addr` from the file (port 0 picks a free port).
+    #[arg(long, value_name = "HOST:PORT")]
+    addr: Option<SocketAddr>,
+
+    /// Log filter in tracing's EnvFilter syntax (e.g. `info`, `rcop_worker=debug`); defaults
+    /// to the RUST_LOG environment variable, else `info`.
+    #[arg(long, value_name = "FILTER")]
+    log: Option<String>,
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    rcop_examples::init_logging(args.log.as_deref(), "info")?;
+    let mut config = match &args.config {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read config file {}", path.display()))?;
+            WorkerConfig::from_toml(&text)
+                .with_context(|| format!("invalid config file {}", path.display()))?
+        }
+        None => WorkerConfig::default(),
+    };
+    if let Some(addr) = args.addr {
+        config.addr = addr;
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("rcop-io")
+        .build()
+        .context("cannot start the I/O runtime")?;
+    runtime.block_on(async move {
+        let worker = Worker::builder(config).build().context("cannot build the worker")?;
+        let server = worker.bind().await.context("cannot bind the listen address")?;
+        let mut stdout = std::io::stdout().lock();
+        writeln!(stdout, "listening on {}", server.local_addr())?;
+        stdout.flush()?;
+        drop(stdout);
+        server.run(rcop_examples::shutdown_signal()).await.context("server failed")
+    })
+}

@@ -1,0 +1,395 @@
+//! The example storage node: one shard per keyspace, loaded at start-up, serving
+//! `POST /coprocessor` (a kvproto `coprocessor.Request`) locally or through a worker.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, Result};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use hyper_util::server::graceful::GracefulShutdown;
+use prometheus::{Encoder, Registry};
+use prost::Message;
+use rcop_exec::{Engine, EngineConfig};
+use rcop_offload::{Dispatch, Offloader, Sample, SnapshotSource, SourceError};
+use rcop_proto::coprocessor;
+use rcop_snap::{FileIds, LockCheck, NoLocks, Shard, ShardConfig};
+use rcop_sst::SstStore;
+use rcop_wire::MemDataWriter;
+use rcop_worker::{DfsConfig, SnapScan};
+use serde::{Deserialize, Serialize};
+use tokio::net::TcpListener;
+
+use crate::tpch::{self, LoadReport};
+
+/// Largest `coprocessor.Request` body accepted.
+const MAX_REQUEST_BODY: usize = 64 << 20;
+
+/// `[[load]]`: data loaded at start-up.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, rename_all = "kebab-case", deny_unknown_fields)]
+pub struct LoadSpec {
+    /// `"tpch"`.
+    pub source: String,
+    /// TPC-H table name (only `lineitem` today).
+    pub table: String,
+    /// TPC-H scale factor (1 = 6 M lineitem rows).
+    pub scale_factor: f64,
+    /// The newest rows left in the memtable instead of flushed to SSTs.
+    pub memtable_tail: u64,
+}
+
+impl Default for LoadSpec {
+    fn default() -> Self {
+        LoadSpec {
+            source: "tpch".into(),
+            table: "lineitem".into(),
+            scale_factor: 0.01,
+            memtable_tail: 1_000,
+        }
+    }
+}
+
+/// The storage node's configuration file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default, rename_all = "kebab-case", deny_unknown_fields)]
+pub struct NodeConfig {
+    /// HTTP listen address (port 0 picks a free port).
+    pub addr: SocketAddr,
+    /// Object storage the shard writes its files to (workers must read the same).
+    pub dfs: DfsConfig,
+    /// Offload knobs, upstream's `[kvengine]` names.
+    pub kvengine: rcop_offload::Config,
+    /// Keyspace of the loaded data.
+    pub keyspace_id: u32,
+    /// Data loaded at start-up.
+    pub load: Vec<LoadSpec>,
+}
+
+impl Default for NodeConfig {
+    fn default() -> Self {
+        NodeConfig {
+            addr: SocketAddr::from(([0, 0, 0, 0], 20160)),
+            dfs: DfsConfig::default(),
+            kvengine: rcop_offload::Config::default(),
+            keyspace_id: 1,
+            load: Vec::new(),
+        }
+    }
+}
+
+impl NodeConfig {
+    /// Parses and validates a TOML document.
+    ///
+    /// # Errors
+    ///
+    /// Syntax errors, unknown keys, invalid values.
+    pub fn from_toml(text: &str) -> Result<Self> {
+        let cfg: NodeConfig = toml::from_str(text).context("storage node config")?;
+        cfg.kvengine.validate().context("[kvengine]")?;
+        cfg.dfs.validate().context("[dfs]")?;
+        for l in &cfg.load {
+            anyhow::ensure!(l.source == "tpch", "[[load]] source {:?} is not \"tpch\"", l.source);
+        }
+        Ok(cfg)
+    }
+}
+
+/// How a request was served.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Path {
+    /// Executed on the node; the reason it stayed.
+    Local(String),
+    /// Answered by a worker (or turned into an error response on the way).
+    Remote {
+        /// Estimated block bytes.
+        estimate: u64,
+        /// The threshold it met.
+        threshold: u64,
+        /// The worker that answered.
+        worker: Option<String>,
+        /// HTTP attempts.
+        attempts: u32,
+    },
+    /// The remote path failed and `fallback-to-local` ran it here.
+    Fallback(String),
+}
+
+impl std::fmt::Display for Path {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Path::Local(reason) => write!(f, "local ({reason})"),
+            Path::Remote { estimate, threshold, worker, attempts } => write!(
+                f,
+                "offloaded (estimate {estimate} B >= threshold {threshold} B, worker {}, {attempts} attempt(s))",
+                worker.as_deref().unwrap_or("-")
+            ),
+            Path::Fallback(e) => write!(f, "fallback to local after: {e}"),
+        }
+    }
+}
+
+struct ShardSource<'a>(&'a Shard);
+
+impl SnapshotSource for ShardSource<'_> {
+    fn estimated_range_blocks_size(
+        &self,
+        ranges: &[coprocessor::KeyRange],
+    ) -> Result<u64, SourceError> {
+        self.0.estimated_range_blocks_size(ranges).map_err(source_error)
+    }
+
+    fn export(
+        &self,
+        request: &coprocessor::Request,
+        mem_data: &mut MemDataWriter<'_>,
+    ) -> Result<rcop_proto::enginepb::ChangeSet, SourceError> {
+        let check = match &request.context {
+            Some(ctx) => LockCheck::from_request(request.start_ts, ctx),
+            None => LockCheck::si(request.start_ts),
+        };
+        self.0.export(&request.ranges, &check, &NoLocks, mem_data).map_err(source_error)
+    }
+}
+
+fn source_error(e: rcop_snap::Error) -> SourceError {
+    match e {
+        rcop_snap::Error::Locked(info) => SourceError::Locked(info),
+        e @ (rcop_snap::Error::RangeOutOfShard { .. } | rcop_snap::Error::InvalidRange { .. }) => {
+            SourceError::Region(Box::new(rcop_proto::errorpb::Error {
+                message: e.to_string(),
+                ..Default::default()
+            }))
+        }
+        e => SourceError::storage(e),
+    }
+}
+
+/// A storage node: a shard, the offloader and a local engine.
+#[derive(Debug)]
+pub struct StorageNode {
+    shard: Arc<Shard>,
+    offloader: Offloader,
+    engine: Engine,
+    registry: Registry,
+    keyspace_id: u32,
+}
+
+impl StorageNode {
+    /// A node with an empty shard covering keyspace `keyspace_id`, writing files to `store`.
+    ///
+    /// # Errors
+    ///
+    /// Bad keyspace, offloader configuration or metrics registration.
+    pub fn new(cfg: &NodeConfig, store: Arc<SstStore>) -> Result<Self> {
+        let ks = cfg.keyspace_id;
+        let start = tpch::keyspace_prefix(ks)?;
+        let end = tpch::keyspace_prefix(ks.checked_add(1).context("keyspace id")?)?;
+        let shard_cfg = ShardConfig::new(u64::from(ks), start, end, 4)?;
+        // File ids from the wall clock, so restarts against the same store never reuse one.
+        let first_id = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(1, |d| u64::try_from(d.as_micros()).unwrap_or(1));
+        let shard = Shard::with_store(shard_cfg, store, FileIds::starting_at(first_id))?;
+        let registry = Registry::new();
+        let offloader = Offloader::builder(cfg.kvengine.clone())
+            .registry(&registry)
+            .build()
+            .context("building the offloader")?;
+        Ok(StorageNode {
+            shard: Arc::new(shard),
+            offloader,
+            engine: Engine::new(EngineConfig::default()),
+            registry,
+            keyspace_id: ks,
+        })
+    }
+
+    /// The shard.
+    pub fn shard(&self) -> &Arc<Shard> {
+        &self.shard
+    }
+
+    /// The keyspace served.
+    pub fn keyspace_id(&self) -> u32 {
+        self.keyspace_id
+    }
+
+    /// Loads `spec` through the shard, starting at commit ts `first_ts`.
+    ///
+    /// # Errors
+    ///
+    /// As [`tpch::load_table`].
+    pub async fn load(
+        &self,
+        spec: &LoadSpec,
+        first_ts: u64,
+        progress: impl FnMut(u64),
+    ) -> Result<LoadReport> {
+        tpch::load_table(
+            &self.shard,
+            self.keyspace_id,
+            &spec.table,
+            spec.scale_factor,
+            spec.memtable_tail,
+            first_ts,
+            progress,
+        )
+        .await
+    }
+
+    /// Executes `req` on the node's own snapshot (blocking; call off the async runtime).
+    pub fn execute_local(&self, req: &coprocessor::Request) -> coprocessor::Response {
+        execute_local(&self.shard, &self.engine, req)
+    }
+
+    /// Serves `req`: decides, then executes locally or through a worker. Returns the
+    /// response, how it was served and how long it took.
+    pub async fn handle(
+        &self,
+        req: coprocessor::Request,
+    ) -> (coprocessor::Response, Path, Duration) {
+        let started = Instant::now();
+        let dispatch = self.offloader.dispatch(&req, &ShardSource(&self.shard)).await;
+        let (resp, path) = match dispatch {
+            Dispatch::Local { reason, pattern } => {
+                let t = Instant::now();
+                let resp = self.local_on_blocking_pool(req).await;
+                if let Some(p) = pattern {
+                    let processed_size = resp
+                        .exec_details_v2
+                        .as_ref()
+                        .and_then(|d| d.scan_detail_v2.as_ref())
+                        .map_or(0, |s| s.processed_versions_size);
+                    self.offloader
+                        .record_local(&p, Sample { processed_size, duration: t.elapsed() });
+                }
+                (resp, Path::Local(reason.to_string()))
+            }
+            Dispatch::Respond { response, estimate, threshold, worker, attempts } => (
+                *response,
+                Path::Remote {
+                    estimate,
+                    threshold,
+                    worker: worker.map(|w| w.to_string()),
+                    attempts,
+                },
+            ),
+            Dispatch::FallbackLocal { error, .. } => {
+                let resp = self.local_on_blocking_pool(req).await;
+                (resp, Path::Fallback(error.to_string()))
+            }
+            other => {
+                // A dispatch outcome added after this node was written: serve it locally.
+                let why = format!("{other:?}");
+                (self.local_on_blocking_pool(req).await, Path::Local(why))
+            }
+        };
+        tracing::info!(path = %path, took_ms = started.elapsed().as_millis() as u64, "coprocessor request");
+        (resp, path, started.elapsed())
+    }
+
+    async fn local_on_blocking_pool(&self, req: coprocessor::Request) -> coprocessor::Response {
+        let shard = Arc::clone(&self.shard);
+        let engine = self.engine.clone();
+        tokio::task::spawn_blocking(move || execute_local(&shard, &engine, &req))
+            .await
+            .unwrap_or_else(|e| coprocessor::Response {
+                other_error: format!("local execution failed: {e}"),
+                ..Default::default()
+            })
+    }
+
+    /// Serves HTTP on `listener` until `shutdown` completes.
+    ///
+    /// # Errors
+    ///
+    /// None today; connection errors are logged.
+    pub async fn serve(
+        self: Arc<Self>,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()> + Send,
+    ) -> Result<()> {
+        let graceful = GracefulShutdown::new();
+        let mut shutdown = std::pin::pin!(shutdown);
+        loop {
+            tokio::select! {
+                accepted = listener.accept() => {
+                    let Ok((stream, _)) = accepted else { continue };
+                    let _ = stream.set_nodelay(true);
+                    let node = Arc::clone(&self);
+                    let service = hyper::service::service_fn(move |req| {
+                        let node = Arc::clone(&node);
+                        async move { Ok::<_, Infallible>(node.route(req).await) }
+                    });
+                    let conn = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service);
+                    let conn = graceful.watch(conn);
+                    tokio::spawn(async move {
+                        let _ = conn.await;
+                    });
+                }
+                () = &mut shutdown => break,
+            }
+        }
+        drop(listener);
+        let _ = tokio::time::timeout(Duration::from_secs(30), graceful.shutdown()).await;
+        Ok(())
+    }
+
+    async fn route(&self, req: Request<hyper::body::Incoming>) -> Response<Full<Bytes>> {
+        let (status, body) = match (req.method(), req.uri().path()) {
+            (&Method::POST, "/coprocessor") => {
+                match Limited::new(req.into_body(), MAX_REQUEST_BODY).collect().await {
+                    Err(e) => (StatusCode::BAD_REQUEST, Bytes::from(e.to_string())),
+                    Ok(body) => match coprocessor::Request::decode(body.to_bytes()) {
+                        Err(e) => (
+                            StatusCode::BAD_REQUEST,
+                            Bytes::from(format!("malformed coprocessor.Request: {e}")),
+                        ),
+                        Ok(cop) => {
+                            let (resp, _, _) = self.handle(cop).await;
+                            (StatusCode::OK, Bytes::from(resp.encode_to_vec()))
+                        }
+                    },
+                }
+            }
+            (&Method::GET, "/healthz") => (StatusCode::OK, Bytes::from_static(b"ok\n")),
+            (&Method::GET, "/metrics") => {
+                let mut out = Vec::new();
+                let _ = prometheus::TextEncoder::new().encode(&self.registry.gather(), &mut out);
+                (StatusCode::OK, Bytes::from(out))
+            }
+            _ => (StatusCode::NOT_FOUND, Bytes::from_static(b"not found\n")),
+        };
+        let mut resp = Response::new(Full::new(body));
+        *resp.status_mut() = status;
+        resp
+    }
+}
+
+fn execute_local(
+    shard: &Shard,
+    engine: &Engine,
+    req: &coprocessor::Request,
+) -> coprocessor::Response {
+    let snap = shard.snapshot();
+    let mut scan = SnapScan::new(snap.scanner(req.start_ts));
+    let mut resp = engine.handle(req, &mut scan);
+    let stats = scan.stats();
+    resp.exec_details_v2 = Some(rcop_proto::kvrpcpb::ExecDetailsV2 {
+        scan_detail_v2: Some(rcop_proto::kvrpcpb::ScanDetailV2 {
+            processed_versions: stats.processed_keys,
+            processed_versions_size: stats.processed_bytes,
+            total_versions: stats.keys_seen,
+            ..Default::default()
+        }),
+        ..Default::default()
+    });
+    resp
+}

@@ -1,0 +1,155 @@
+//! The storage node, the worker and the quickstart as real processes on loopback.
+#![expect(
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "process and socket plumbing in test helpers"
+)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use prost::Message;
+use rcop_examples::dags;
+use rcop_proto::{coprocessor, tipb};
+
+/// Kills the children we started if a test fails before they exit.
+struct Children(Vec<Child>);
+
+impl Drop for Children {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn spawn(bin: &str, config: &std::path::Path, children: &mut Children) -> String {
+    let mut child = Command::new(bin)
+        .arg("--config")
+        .arg(config)
+        .arg("--log")
+        .arg("warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    children.0.push(child);
+    let mut line = String::new();
+    BufReader::new(stdout).read_line(&mut line).unwrap();
+    line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("{line:?}")).to_owned()
+}
+
+fn http(addr: &str, method: &str, path: &str, body: &[u8]) -> (u16, Vec<u8>) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    )
+    .unwrap();
+    s.write_all(body).unwrap();
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).unwrap();
+    let head_end = out.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let head = String::from_utf8_lossy(&out[..head_end]).into_owned();
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    (status, out[head_end + 4..].to_vec())
+}
+
+#[test]
+fn storage_node_offloads_to_a_worker_process_and_answers_like_local() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("sst");
+    let mut children = Children(Vec::new());
+    let worker_cfg = dir.path().join("worker.toml");
+    std::fs::write(
+        &worker_cfg,
+        format!(
+            "addr = \"127.0.0.1:0\"\ncop-block-cache-size = \"32MiB\"\n[dfs]\nroot = {root:?}\n"
+        ),
+    )
+    .unwrap();
+    let worker = spawn(env!("CARGO_BIN_EXE_rcop-worker"), &worker_cfg, &mut children);
+
+    let node_cfg = dir.path().join("node.toml");
+    std::fs::write(
+        &node_cfg,
+        format!(
+            "addr = \"127.0.0.1:0\"\nkeyspace-id = 1\n[dfs]\nroot = {root:?}\n\
+             [kvengine]\nremote-coprocessor-addr = \"http://{worker}\"\n\
+             remote-coprocessor-min-blocks-size = \"256KiB\"\n\
+             [[load]]\nsource = \"tpch\"\ntable = \"lineitem\"\nscale-factor = 0.002\nmemtable-tail = 300\n"
+        ),
+    )
+    .unwrap();
+    let node = spawn(env!("CARGO_BIN_EXE_rcop-storage-node"), &node_cfg, &mut children);
+
+    // The same data loaded in this process, executed locally: the reference answers.
+    let reference = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let store = std::sync::Arc::new(
+        rcop_sst::SstStore::from_config(&rcop_sst::StoreConfig {
+            backend: rcop_sst::Backend::Memory,
+            ..rcop_sst::StoreConfig::default()
+        })
+        .unwrap(),
+    );
+    let local =
+        rcop_examples::StorageNode::new(&rcop_examples::NodeConfig::default(), store).unwrap();
+    let spec =
+        rcop_examples::LoadSpec { scale_factor: 0.002, memtable_tail: 300, ..Default::default() };
+    reference.block_on(local.load(&spec, dags::tso_now(), |_| {})).unwrap();
+
+    let prefix = rcop_examples::tpch::keyspace_prefix(1).unwrap();
+    let mut answers = Vec::new();
+    for query in [dags::q6().unwrap(), dags::selective().unwrap()] {
+        let req = dags::request(&query, 1, &prefix, 1, dags::tso_now());
+        let (status, body) = http(&node, "POST", "/coprocessor", &req.encode_to_vec());
+        assert_eq!(status, 200);
+        let resp = coprocessor::Response::decode(body.as_slice()).unwrap();
+        assert!(resp.other_error.is_empty() && resp.region_error.is_none(), "{resp:?}");
+        let expected = local.execute_local(&req);
+        assert_eq!(resp.data, expected.data, "{} differs from local execution", query.name);
+        let sel = tipb::SelectResponse::decode(resp.data).unwrap();
+        assert!(sel.error.is_none(), "{:?}", sel.error);
+        answers.push(sel);
+    }
+    // Q6 returns one row; the selective scan a few.
+    assert_eq!(answers[0].chunks.iter().filter(|c| c.rows_data.is_some()).count(), 1);
+    let (_, metrics) = http(&node, "GET", "/metrics", b"");
+    let metrics = String::from_utf8(metrics).unwrap();
+    assert!(
+        metrics.contains("rcop_storage_node_cop_requests_total{path=\"remote\"} 1"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("rcop_storage_node_cop_requests_total{path=\"local\"} 1"));
+    let (_, worker_metrics) = http(&worker, "GET", "/metrics", b"");
+    let worker_metrics = String::from_utf8(worker_metrics).unwrap();
+    assert!(worker_metrics.contains("tikv_worker_remote_cop_dag_request_counter 1"));
+    // A malformed request to the node is a 400, and the node keeps serving.
+    assert_eq!(http(&node, "POST", "/coprocessor", b"\xff\xff\xff").0, 400);
+    assert_eq!(http(&node, "GET", "/healthz", b"").0, 200);
+}
+
+#[test]
+fn quickstart_runs_and_local_equals_offloaded() {
+    let out = Command::new(env!("CARGO_BIN_EXE_quickstart"))
+        .args(["--scale-factor", "0.002", "--min-blocks-size", "256KiB", "--memtable-tail", "300"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    for q in ["== Q1 ==", "== Q6 ==", "== filter+TopN ==", "== selective =="] {
+        assert!(stdout.contains(q), "{q} missing:\n{stdout}");
+    }
+    assert!(stdout.contains("decision: offloaded"), "{stdout}");
+    assert!(stdout.contains("decision: local"), "{stdout}");
+    assert!(stdout.contains("all results identical"), "{stdout}");
+    assert!(!stdout.contains("!="), "{stdout}");
+    // Dates print as dates.
+    assert!(stdout.contains("| 1998-"), "{stdout}");
+}

@@ -1,0 +1,285 @@
+//! Storage node + two workers + an in-process S3 endpoint (s3s-fs), over real HTTP on
+//! loopback: offloaded answers equal local execution, a stopped worker and a busy (503)
+//! worker are routed around.
+#![expect(clippy::unwrap_used, reason = "fixture setup in helpers")]
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use hyper_util::rt::TokioIo;
+use rcop_examples::{LoadSpec, NodeConfig, Path, StorageNode, dags};
+use rcop_limiter::{MemoryThreshold, ReadableSize};
+use rcop_sst::SstStore;
+use rcop_worker::{DfsBackend, DfsConfig, Worker, WorkerConfig, WorkerHandle};
+use s3s::auth::SimpleAuth;
+use s3s::service::S3ServiceBuilder;
+use tokio::net::TcpListener;
+
+const ACCESS_KEY: &str = "rcop-e2e-access";
+const SECRET_KEY: &str = "rcop-e2e-secret-0123456789";
+const BUCKET: &str = "rcop";
+
+/// Serves an S3 API over `dir` on loopback; returns the endpoint's `[dfs]` section.
+async fn s3_endpoint(dir: &std::path::Path) -> DfsConfig {
+    std::fs::create_dir_all(dir.join(BUCKET)).unwrap();
+    let mut b = S3ServiceBuilder::new(s3s_fs::FileSystem::new(dir).unwrap());
+    b.set_auth(SimpleAuth::from_single(ACCESS_KEY, SECRET_KEY));
+    let service = b.build();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let service = service.clone();
+            tokio::spawn(async move {
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    DfsConfig {
+        backend: DfsBackend::S3,
+        prefix: "cluster-1".into(),
+        s3_endpoint: format!("http://{addr}"),
+        bucket: BUCKET.into(),
+        key_id: ACCESS_KEY.into(),
+        secret_key: SECRET_KEY.into(),
+        ..DfsConfig::default()
+    }
+}
+
+async fn worker(dfs: &DfsConfig, memory_upper_threshold: Option<u64>) -> WorkerHandle {
+    let mut cfg = WorkerConfig {
+        addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+        dfs: dfs.clone(),
+        cop_block_cache_size: ReadableSize(32 << 20).into(),
+        ..WorkerConfig::default()
+    };
+    if let Some(bytes) = memory_upper_threshold {
+        cfg.limiter.memory_upper_threshold = MemoryThreshold::Absolute(ReadableSize(bytes));
+    }
+    Worker::builder(cfg).build().unwrap().bind().await.unwrap().spawn()
+}
+
+async fn node(dfs: &DfsConfig, workers: &[&WorkerHandle]) -> StorageNode {
+    let addrs: Vec<String> =
+        workers.iter().map(|w| format!("\"http://{}\"", w.local_addr())).collect();
+    let kvengine = rcop_offload::Config::from_toml_str(&format!(
+        "remote-coprocessor-addr = [{}]\nremote-coprocessor-min-blocks-size = \"256KiB\"\n\
+         remote-coprocessor-backoff-base = \"10ms\"\nremote-coprocessor-backoff-max = \"20ms\"",
+        addrs.join(", ")
+    ))
+    .unwrap();
+    let cfg = NodeConfig { dfs: dfs.clone(), kvengine, ..NodeConfig::default() };
+    let store = Arc::new(SstStore::from_config(&dfs.store_config()).unwrap());
+    let node = StorageNode::new(&cfg, store).unwrap();
+    let spec = LoadSpec { scale_factor: 0.002, memtable_tail: 250, ..LoadSpec::default() };
+    node.load(&spec, dags::tso_now(), |_| {}).await.unwrap();
+    node
+}
+
+/// Runs `query` through the node and locally; asserts equal answers; returns the path.
+async fn check(node: &Arc<StorageNode>, query: &dags::Query) -> Path {
+    check_timed(node, query).await.0
+}
+
+/// As [`check`], with the time the node took to serve the request.
+async fn check_timed(node: &Arc<StorageNode>, query: &dags::Query) -> (Path, std::time::Duration) {
+    let prefix = rcop_examples::tpch::keyspace_prefix(1).unwrap();
+    let req = dags::request(query, 1, &prefix, 1, dags::tso_now());
+    let (resp, path, took) = node.handle(req.clone()).await;
+    assert!(resp.other_error.is_empty() && resp.region_error.is_none(), "{path}: {resp:?}");
+    let n = Arc::clone(node);
+    let local = tokio::task::spawn_blocking(move || n.execute_local(&req)).await.unwrap();
+    assert_eq!(resp.data, local.data, "{}: {path}", query.name);
+    (path, took)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn offloaded_over_s3_equals_local_for_every_example_query() {
+    let dir = tempfile::tempdir().unwrap();
+    let dfs = s3_endpoint(dir.path()).await;
+    let (a, b) = (worker(&dfs, None).await, worker(&dfs, None).await);
+    let node = Arc::new(node(&dfs, &[&a, &b]).await);
+    let mut remote = 0;
+    for query in dags::all().unwrap() {
+        let path = check(&node, &query).await;
+        if query.handles.is_none() {
+            assert!(matches!(path, Path::Remote { attempts: 1, .. }), "{}: {path}", query.name);
+            remote += 1;
+        } else {
+            assert!(matches!(path, Path::Local(_)), "{}: {path}", query.name);
+        }
+    }
+    assert_eq!(remote, 3);
+    a.shutdown().await.unwrap();
+    b.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_worker_is_routed_around() {
+    let dir = tempfile::tempdir().unwrap();
+    let dfs = s3_endpoint(dir.path()).await;
+    let (a, b) = (worker(&dfs, None).await, worker(&dfs, None).await);
+    let b_url = format!("http://{}/coprocessor", b.local_addr());
+    let node = Arc::new(node(&dfs, &[&a, &b]).await);
+    a.shutdown().await.unwrap();
+    for query in [dags::q6().unwrap(), dags::q1().unwrap(), dags::top_n().unwrap()] {
+        match check(&node, &query).await {
+            Path::Remote { worker, .. } => assert_eq!(worker.as_deref(), Some(b_url.as_str())),
+            other => panic!("{}: {other}", query.name),
+        }
+    }
+    b.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_busy_worker_answers_503_and_the_other_serves() {
+    let dir = tempfile::tempdir().unwrap();
+    let dfs = s3_endpoint(dir.path()).await;
+    // `busy` can reserve 1 KiB: every snapshot is refused with 503.
+    let (busy, ok) = (worker(&dfs, Some(1024)).await, worker(&dfs, None).await);
+    let ok_url = format!("http://{}/coprocessor", ok.local_addr());
+    let node = Arc::new(node(&dfs, &[&busy, &ok]).await);
+    for query in [dags::q6().unwrap(), dags::q1().unwrap()] {
+        match check(&node, &query).await {
+            Path::Remote { worker, .. } => assert_eq!(worker.as_deref(), Some(ok_url.as_str())),
+            other => panic!("{}: {other}", query.name),
+        }
+    }
+    busy.shutdown().await.unwrap();
+    ok.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mixed_load_small_requests_beside_heavy_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let dfs = s3_endpoint(dir.path()).await;
+    let (a, b) = (worker(&dfs, None).await, worker(&dfs, None).await);
+    let node = Arc::new(node(&dfs, &[&a, &b]).await);
+    let heavy = dags::q1().unwrap();
+    let small = dags::selective().unwrap();
+    let heavy_runs = (0..2).map(|_| {
+        let node = Arc::clone(&node);
+        let q = heavy.clone();
+        tokio::spawn(async move { check(&node, &q).await })
+    });
+    let small_runs = (0..50).map(|_| {
+        let node = Arc::clone(&node);
+        let q = small.clone();
+        tokio::spawn(async move { check_timed(&node, &q).await })
+    });
+    let heavy_runs: Vec<_> = heavy_runs.collect();
+    let mut times = Vec::new();
+    for r in futures::future::join_all(small_runs).await {
+        let (path, took) = r.unwrap();
+        assert!(matches!(path, Path::Local(_)), "{path}");
+        times.push(took);
+    }
+    for r in futures::future::join_all(heavy_runs).await {
+        assert!(matches!(r.unwrap(), Path::Remote { .. }));
+    }
+    times.sort();
+    let p99 = times[(times.len() * 99).div_ceil(100) - 1];
+    eprintln!(
+        "mixed load: 50 small requests beside 2 heavy ones: p50 {:?}, p99 {p99:?}",
+        times[times.len() / 2]
+    );
+    a.shutdown().await.unwrap();
+    b.shutdown().await.unwrap();
+}
+
+/// A "worker" that reads the start of each request and then dies (closes the connection
+/// without answering), as a worker killed mid-request does.
+async fn dying_worker() -> (SocketAddr, tokio::task::JoinHandle<()>) {
+    use tokio::io::AsyncReadExt;
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let task = tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let mut buf = [0u8; 1024];
+            let _ = stream.read(&mut buf).await;
+            drop(stream);
+        }
+    });
+    (addr, task)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_dying_mid_request_is_retried_on_the_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let dfs = s3_endpoint(dir.path()).await;
+    let real = worker(&dfs, None).await;
+    let real_url = format!("http://{}/coprocessor", real.local_addr());
+    let key = rcop_offload::RoutingKey { keyspace_id: 1, shard_id: 1 };
+    // A dying worker that the rendezvous order tries first (new ports until one is).
+    let mut dying = None;
+    for _ in 0..64 {
+        let (addr, task) = dying_worker().await;
+        let urls = [format!("http://{addr}/coprocessor"), real_url.clone()];
+        if rcop_offload::rendezvous_order(&urls, key).first() == Some(&0) {
+            dying = Some((addr, task));
+            break;
+        }
+        task.abort();
+    }
+    let (dying_addr, dying_task) = dying.unwrap();
+
+    let addrs = format!("\"http://{dying_addr}\", \"http://{}\"", real.local_addr());
+    let kvengine = rcop_offload::Config::from_toml_str(&format!(
+        "remote-coprocessor-addr = [{addrs}]\nremote-coprocessor-min-blocks-size = \"256KiB\"\n\
+         remote-coprocessor-backoff-base = \"10ms\"\nremote-coprocessor-backoff-max = \"20ms\""
+    ))
+    .unwrap();
+    let cfg = NodeConfig { dfs: dfs.clone(), kvengine, ..NodeConfig::default() };
+    let store = Arc::new(SstStore::from_config(&dfs.store_config()).unwrap());
+    let node = StorageNode::new(&cfg, store).unwrap();
+    let spec = LoadSpec { scale_factor: 0.002, memtable_tail: 250, ..LoadSpec::default() };
+    node.load(&spec, dags::tso_now(), |_| {}).await.unwrap();
+    let node = Arc::new(node);
+    for query in [dags::q6().unwrap(), dags::q1().unwrap()] {
+        match check(&node, &query).await {
+            Path::Remote { worker, attempts, .. } => {
+                assert_eq!(worker.as_deref(), Some(real_url.as_str()), "{}", query.name);
+                assert!(attempts >= 2, "{}: the dying worker was tried first", query.name);
+            }
+            other => panic!("{}: {other}", query.name),
+        }
+    }
+    dying_task.abort();
+    real.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_under_a_small_memory_threshold_is_all_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    let dfs = s3_endpoint(dir.path()).await;
+    // Room for about one Q1 snapshot per worker at a time: the rest get 503 and are retried.
+    let (a, b) = (worker(&dfs, Some(3 << 20)).await, worker(&dfs, Some(3 << 20)).await);
+    let node = Arc::new(node(&dfs, &[&a, &b]).await);
+    let q1 = dags::q1().unwrap();
+    let runs = (0..8).map(|_| {
+        let node = Arc::clone(&node);
+        let q = q1.clone();
+        tokio::spawn(async move { check(&node, &q).await })
+    });
+    for r in futures::future::join_all(runs).await {
+        assert!(matches!(r.unwrap(), Path::Remote { .. }));
+    }
+    let rejected: u64 = [&a, &b]
+        .iter()
+        .map(|w| {
+            w.worker()
+                .metrics()
+                .failed_requests()
+                .with_label_values(&["memory_limit_exceeded"])
+                .get()
+        })
+        .sum();
+    eprintln!("memory burst: 8 requests served, {rejected} rejections retried");
+    for w in [&a, &b] {
+        assert_eq!(w.worker().limiter().memory_limiter().used(), 0, "reservations released");
+    }
+    a.shutdown().await.unwrap();
+    b.shutdown().await.unwrap();
+}
