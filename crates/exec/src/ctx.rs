@@ -25,6 +25,10 @@ pub const MODE_STRICT_ALL_TABLES: u64 = 1 << 22;
 /// SQL mode bit: ERROR_FOR_DIVISION_BY_ZERO.
 pub const MODE_ERROR_FOR_DIVISION_BY_ZERO: u64 = 1 << 26;
 
+/// Most warnings a response keeps, whatever `max_warning_count` asks: each is a formatted
+/// message, and a hostile request could otherwise keep one per row.
+pub const MAX_WARNINGS_CAP: usize = 65_535;
+
 /// TiKV's default `max_warning_count`.
 pub const DEFAULT_MAX_WARNINGS: usize = 64;
 
@@ -68,9 +72,9 @@ impl EvalConfig {
             div_precision_increment: dag
                 .div_precision_increment
                 .map_or(rcop_datum::decimal::DEFAULT_DIV_FRAC_INCR, |v| v.min(30) as u8),
-            max_warning_count: dag
-                .max_warning_count
-                .map_or(DEFAULT_MAX_WARNINGS, |v| usize::try_from(v).unwrap_or(usize::MAX)),
+            max_warning_count: dag.max_warning_count.map_or(DEFAULT_MAX_WARNINGS, |v| {
+                usize::try_from(v).unwrap_or(usize::MAX).min(MAX_WARNINGS_CAP)
+            }),
         })
     }
 

@@ -257,6 +257,12 @@ fn missing(what: &str) -> Error {
     Error::invalid(format!("executor without its {what} body"))
 }
 
+/// Most executors a DAG may chain (TiDB pushes down a handful).
+pub const MAX_EXECUTORS: usize = 64;
+
+/// Most columns a scan may read or a response may return (MySQL's table limit is 4096).
+pub const MAX_COLUMNS: usize = 4096;
+
 /// Builds the executor chain of a DAG (post-order list: scan first).
 pub fn build_executors(
     dag: &tipb::DagRequest,
@@ -264,11 +270,30 @@ pub fn build_executors(
     cfg: &EvalConfig,
     depth: usize,
 ) -> Result<Box<dyn Executor>> {
+    if dag.executors.len() > MAX_EXECUTORS {
+        // Executors call into their child: an unbounded chain would overflow the stack.
+        return Err(Error::invalid(format!(
+            "DAG has {} executors, more than {MAX_EXECUTORS}",
+            dag.executors.len()
+        )));
+    }
+    if dag.output_offsets.len() > MAX_COLUMNS {
+        return Err(Error::invalid(format!(
+            "DAG asks for {} output columns, more than {MAX_COLUMNS}",
+            dag.output_offsets.len()
+        )));
+    }
     let mut it = dag.executors.iter();
     let first = it.next().ok_or_else(|| Error::invalid("DAG has no executors"))?;
     let mut root: Box<dyn Executor> = match first.tp.unwrap_or(-1) {
         0 => {
             let ts = first.tbl_scan.as_ref().ok_or_else(|| missing("tbl_scan"))?;
+            if ts.columns.len() > MAX_COLUMNS {
+                return Err(Error::invalid(format!(
+                    "TableScan reads {} columns, more than {MAX_COLUMNS}",
+                    ts.columns.len()
+                )));
+            }
             Box::new(TableScanExecutor::new(ts, ranges.to_vec(), cfg)?)
         }
         tp @ (1 | 12) => return Err(Error::unsupported("ExecType", exec_type_name(tp))),

@@ -83,7 +83,7 @@ pub use ctx::{
 pub use encode::{encode_chunk, encode_datum, encode_default};
 pub use engine::{
     BATCH_GROW_FACTOR, BATCH_INITIAL_SIZE, BATCH_MAX_SIZE, DagOutput, Engine, EngineConfig,
-    build_executors, error_response,
+    MAX_COLUMNS, MAX_EXECUTORS, build_executors, error_response,
 };
 pub use error::{Error, Result};
 pub use exec::{

@@ -97,12 +97,13 @@ impl FieldType {
         FieldType::new(mt::LONG_LONG)
     }
 
-    /// Reads a tipb `FieldType`; a missing type is `Unspecified` (0).
+    /// Reads a tipb `FieldType`; a missing type is `Unspecified` (0), a code outside a byte
+    /// becomes `Geometry` (0xFF), which the engine rejects as unsupported.
     pub fn from_proto(ft: Option<&tipb::FieldType>) -> FieldType {
         match ft {
             None => FieldType::new(mt::UNSPECIFIED),
             Some(ft) => FieldType {
-                tp: ft.tp.unwrap_or(0) as u8,
+                tp: type_code(ft.tp.unwrap_or(0)),
                 flag: ft.flag.unwrap_or(0),
                 flen: ft.flen.unwrap_or(-1),
                 decimal: ft.decimal.unwrap_or(-1),
@@ -114,7 +115,7 @@ impl FieldType {
     /// Reads the type of a tipb `ColumnInfo`.
     pub fn from_column(c: &tipb::ColumnInfo) -> FieldType {
         FieldType {
-            tp: c.tp.unwrap_or(0) as u8,
+            tp: type_code(c.tp.unwrap_or(0)),
             flag: c.flag.unwrap_or(0) as u32,
             flen: c.column_len.unwrap_or(-1),
             decimal: c.decimal.unwrap_or(-1),
@@ -204,6 +205,12 @@ pub fn type_name(tp: u8) -> String {
         _ => "type",
     };
     format!("{name} ({tp})")
+}
+
+/// A MySQL type code from the wire: codes that do not fit a byte map to `Geometry` (0xFF),
+/// an unsupported type, instead of being silently truncated into a supported one.
+fn type_code(tp: i32) -> u8 {
+    u8::try_from(tp).unwrap_or(mt::GEOMETRY)
 }
 
 #[cfg(test)]
