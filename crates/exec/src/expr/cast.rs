@@ -326,19 +326,11 @@ fn str_to_int(s: &[u8], unsigned: bool, ctx: &mut EvalContext) -> Result<i64> {
 /// The longest prefix of `s` that parses as a float; the rest is a truncation.
 fn str_to_real(s: &[u8], ctx: &mut EvalContext) -> Result<f64> {
     let t = trim_space(s);
-    let text = std::str::from_utf8(t).unwrap_or("");
-    let mut best = None;
-    for end in (1..=text.len()).rev() {
-        if let Some(Ok(v)) = text.get(..end).map(str::parse::<f64>)
-            && text.get(..end).is_some_and(|p| !p.contains(['i', 'I', 'n', 'N']))
-        {
-            best = Some((v, end));
-            break;
-        }
-    }
-    match best {
-        Some((v, end)) if end == t.len() => Ok(v),
-        Some((v, _)) => {
+    let end = float_prefix_len(t);
+    let v = t.get(..end).and_then(|p| std::str::from_utf8(p).ok()).and_then(|p| p.parse().ok());
+    match v {
+        Some(v) if end == t.len() => Ok(v),
+        Some(v) => {
             ctx.truncated(truncated("DOUBLE", s))?;
             Ok(v)
         }
@@ -347,6 +339,37 @@ fn str_to_real(s: &[u8], ctx: &mut EvalContext) -> Result<f64> {
             Ok(0.0)
         }
     }
+}
+
+/// Length of the longest prefix of `t` of the form `[+-] digits [. digits] [e [+-] digits]`
+/// (at least one digit before the exponent), found in one pass: trying every prefix with
+/// `str::parse` was quadratic in the string's length.
+fn float_prefix_len(t: &[u8]) -> usize {
+    let digits_from = |mut i: usize| {
+        while t.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        i
+    };
+    let start = usize::from(matches!(t.first(), Some(b'+' | b'-')));
+    let mut end = digits_from(start);
+    let mut ndigits = end - start;
+    if t.get(end) == Some(&b'.') {
+        let frac_end = digits_from(end + 1);
+        ndigits += frac_end - (end + 1);
+        end = frac_end;
+    }
+    if ndigits == 0 {
+        return 0;
+    }
+    if matches!(t.get(end), Some(b'e' | b'E')) {
+        let exp_start = end + 1 + usize::from(matches!(t.get(end + 1), Some(b'+' | b'-')));
+        let exp_end = digits_from(exp_start);
+        if exp_end > exp_start {
+            end = exp_end;
+        }
+    }
+    end
 }
 
 /// Formats a double the way TiDB prints it: plain notation for moderate magnitudes,
@@ -408,6 +431,31 @@ fn duration_decimal(d: &Duration) -> Result<Decimal> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn float_prefixes() {
+        let cases: [(&str, usize); 12] = [
+            ("1.5e3x", 5),
+            ("-.5", 3),
+            ("+1.", 3),
+            (".", 0),
+            ("-", 0),
+            ("e5", 0),
+            ("1e", 1),
+            ("1e+", 1),
+            ("12abc", 2),
+            ("0x1A", 1),
+            ("", 0),
+            ("3.25E-2 ", 7),
+        ];
+        for (s, n) in cases {
+            assert_eq!(super::float_prefix_len(s.as_bytes()), n, "{s:?}");
+        }
+        // A megabyte of digits then junk is one linear pass.
+        let long = format!("{}{}", "1".repeat(1 << 20), "z".repeat(1 << 20));
+        assert_eq!(super::float_prefix_len(long.as_bytes()), 1 << 20);
+    }
+
     use super::*;
 
     #[test]
