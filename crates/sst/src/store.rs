@@ -195,7 +195,10 @@ impl SstStore {
                     max_retries: cfg.max_retries,
                     retry_timeout: cfg.retry_timeout,
                 };
-                let mut b = AmazonS3Builder::new()
+                // Environment first (AWS_* variables, then the instance profile), so empty
+                // credentials in the config mean "from the environment"; the config's own
+                // values override it.
+                let mut b = AmazonS3Builder::from_env()
                     .with_bucket_name(&cfg.bucket)
                     .with_region(&cfg.region)
                     .with_client_options(client)
