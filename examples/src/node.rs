@@ -346,6 +346,10 @@ impl StorageNode {
         let (status, body) = match (req.method(), req.uri().path()) {
             (&Method::POST, "/coprocessor") => {
                 match Limited::new(req.into_body(), MAX_REQUEST_BODY).collect().await {
+                    Err(e) if e.is::<http_body_util::LengthLimitError>() => (
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        Bytes::from(format!("request body over {MAX_REQUEST_BODY} bytes")),
+                    ),
                     Err(e) => (StatusCode::BAD_REQUEST, Bytes::from(e.to_string())),
                     Ok(body) => match coprocessor::Request::decode(body.to_bytes()) {
                         Err(e) => (
