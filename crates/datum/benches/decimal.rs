@@ -1,4 +1,5 @@
-//! Decimal hot paths on DECIMAL(15,2) values: add, mul, compare, write_bin, decode_bin.
+//! Decimal hot paths on DECIMAL(15,2) values: add, mul, compare, write_bin, decode_bin, and
+//! the fixed-point decoders (decode_bin_i128, BinI128Decoder).
 
 #![expect(clippy::unwrap_used, reason = "benchmark inputs are known-valid decimals")]
 
@@ -6,7 +7,7 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use rcop_datum::Reader;
-use rcop_datum::decimal::Decimal;
+use rcop_datum::decimal::{BinI128Decoder, Decimal};
 
 /// 1024 DECIMAL(15,2) values of both signs and varied magnitudes.
 fn values() -> Vec<Decimal> {
@@ -74,6 +75,25 @@ fn bench(c: &mut Criterion) {
                 n += usize::from(Decimal::decode_bin(&mut r).unwrap().0.frac_cnt());
             }
             n
+        })
+    });
+    // Fixed point: every value is 9 bytes (`[15][2]` and a 7-byte body).
+    let size = 2 + Decimal::bin_size(15, 2).unwrap();
+    g.bench_function("decode_bin_i128", |b| {
+        b.iter(|| {
+            black_box(&encoded)
+                .chunks_exact(size)
+                .map(|v| Decimal::decode_bin_i128(v).unwrap().0)
+                .fold(0i128, i128::wrapping_add)
+        })
+    });
+    g.bench_function("bin_i128_decoder", |b| {
+        let dec = BinI128Decoder::new(15, 2).unwrap();
+        b.iter(|| {
+            black_box(&encoded)
+                .chunks_exact(size)
+                .map(|v| dec.decode(v).unwrap())
+                .fold(0i128, i128::wrapping_add)
         })
     });
     g.finish();

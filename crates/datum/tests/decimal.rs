@@ -10,7 +10,9 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 
 use proptest::prelude::*;
-use rcop_datum::decimal::{CHUNK_SIZE, DEFAULT_DIV_FRAC_INCR, Decimal, Res, RoundMode};
+use rcop_datum::decimal::{
+    BinI128Decoder, CHUNK_SIZE, DEFAULT_DIV_FRAC_INCR, Decimal, Res, RoundMode,
+};
 use rcop_datum::{Error, Reader};
 
 fn dec(s: &str) -> Decimal {
@@ -876,5 +878,118 @@ fn huge_negative_exponent_is_fast() {
         let r = Decimal::parse(s).unwrap();
         assert!(r.value().is_zero(), "{s}");
         assert!(r.is_truncated(), "{s}");
+    }
+}
+
+/// `m / 10^scale` as a decimal string with exactly `scale` fraction digits.
+fn fixed_str(m: i128, scale: u8) -> String {
+    let digits = m.unsigned_abs().to_string();
+    let s = usize::from(scale);
+    let padded = format!("{digits:0>width$}", width = s + 1);
+    let (int, frac) = padded.split_at(padded.len() - s);
+    let sign = if m < 0 { "-" } else { "" };
+    if s == 0 { format!("{sign}{int}") } else { format!("{sign}{int}.{frac}") }
+}
+
+/// `decode_bin_i128` must agree with `decode_bin` whenever it answers, and the decoder of
+/// `b`'s declared type (its shift-and-mask path for short bodies, its word loop for the
+/// others) with `decode_bin_i128`, on well-formed and malformed input alike.
+fn check_i128(b: &[u8]) -> Result<(), TestCaseError> {
+    if let [prec, frac, ..] = *b
+        && let Some(d) = BinI128Decoder::new(prec, frac)
+    {
+        prop_assert_eq!(d.decode(b), Decimal::decode_bin_i128(b).map(|x| x.0), "{:02x?}", b);
+        prop_assert_eq!((d.prec(), d.frac()), (prec, frac));
+        // A decoder of another declared type never reads the value.
+        if let Some(other) = BinI128Decoder::new(prec.max(frac + 1).min(38), frac.saturating_sub(1))
+            && (other.prec(), other.frac()) != (prec, frac)
+        {
+            prop_assert_eq!(other.decode(b), None);
+        }
+    }
+    if let Some((m, s)) = Decimal::decode_bin_i128(b) {
+        let slow = decode(b);
+        prop_assert!(slow.is_ok(), "{:02x?}: fast path accepted what decode_bin rejects", b);
+        let (d, _, frac) = slow.unwrap();
+        prop_assert_eq!(s, frac);
+        prop_assert_eq!(fixed_str(m, s), d.to_string());
+    }
+    Ok(())
+}
+
+#[test]
+fn decode_bin_i128_known_values() {
+    let cases: [(&str, u8, u8, i128); 7] = [
+        ("1234.56", 15, 2, 123456),
+        ("-1234.56", 15, 2, -123456),
+        ("0", 1, 0, 0),
+        ("-0.05", 4, 2, -5),
+        ("99999999999999999999999999999999999999", 38, 0, 10i128.pow(38) - 1),
+        ("-1.000000000000000000000000000001", 38, 30, -(10i128.pow(30) + 1)),
+        ("123456789.987654321", 18, 9, 123456789987654321),
+    ];
+    for (text, prec, frac, m) in cases {
+        let (b, res) = bin(&dec(text), prec, frac);
+        assert!(res.is_ok(), "{text}");
+        assert_eq!(Decimal::decode_bin_i128(&b), Some((m, frac)), "{text}");
+    }
+    // Above 38 digits, trailing or missing bytes, bad headers, digit words out of range.
+    let (b, _) = bin(&dec("1.5"), 39, 1);
+    assert!(decode(&b).is_ok());
+    assert_eq!(Decimal::decode_bin_i128(&b), None);
+    let (mut b, _) = bin(&dec("1.5"), 15, 2);
+    b.push(0);
+    assert_eq!(Decimal::decode_bin_i128(&b), None);
+    assert_eq!(Decimal::decode_bin_i128(&b[..b.len() - 2]), None);
+    assert_eq!(Decimal::decode_bin_i128(&[]), None);
+    assert_eq!(Decimal::decode_bin_i128(&[0, 0]), None);
+    assert_eq!(Decimal::decode_bin_i128(&[2, 3, 0x80]), None);
+    // DECIMAL(2,0) is one byte holding 0..=99: 100 is out of range.
+    assert_eq!(Decimal::decode_bin_i128(&[2, 0, 0x80 | 99]), Some((99, 0)));
+    assert_eq!(Decimal::decode_bin_i128(&[2, 0, 0x80 | 100]), None);
+    assert!(decode(&[2, 0, 0x80 | 100]).is_err());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn decode_bin_i128_matches_decode_bin(
+        neg: bool,
+        int in "[0-9]{1,20}",
+        frac_digits in "[0-9]{0,18}",
+        prec in 1u8..=40,
+        frac in 0u8..=30,
+    ) {
+        let frac = frac.min(prec);
+        let text = format!(
+            "{}{int}{}{frac_digits}",
+            if neg { "-" } else { "" },
+            if frac_digits.is_empty() { "" } else { "." },
+        );
+        let (b, _) = bin(&dec(&text), prec, frac);
+        let (d, _, _) = decode(&b).unwrap();
+        check_i128(&b)?;
+        match Decimal::decode_bin_i128(&b) {
+            Some((m, s)) => {
+                prop_assert_eq!(s, frac);
+                prop_assert_eq!(fixed_str(m, s), d.to_string());
+            }
+            None => prop_assert!(prec > 38, "DECIMAL({}, {}) {} not decoded", prec, frac, text),
+        }
+        // Flipped bytes and truncations: the fast path never disagrees with decode_bin.
+        for i in 0..b.len() {
+            for x in [0x01u8, 0x5A, 0x80, 0xFF] {
+                let mut bad = b.clone();
+                bad[i] ^= x;
+                check_i128(&bad)?;
+            }
+            check_i128(&b[..i])?;
+        }
+    }
+
+    #[test]
+    fn decode_bin_i128_random_bytes(data in prop::collection::vec(any::<u8>(), 0..24)) {
+        check_i128(&data)?;
     }
 }

@@ -350,3 +350,143 @@ fn fuzz_regressions_row() {
     }
     assert!(n > 0);
 }
+
+/// What [`RowSlice::parse`] then [`RowSlice::get`] give for `ids`, or `None` when the row
+/// does not parse.
+fn lookups_by_get<'a>(row: &'a [u8], ids: &[i64]) -> Option<Vec<v2::Lookup<'a>>> {
+    let r = RowSlice::parse(row).ok()?;
+    Some(ids.iter().map(|&id| r.get(id)).collect())
+}
+
+/// Checks the projection of `ids` against `parse` + `get` on `row`: equal whenever `parse`
+/// accepts the row; otherwise an error or (for defects outside the walk) some answer, but
+/// never a panic, and values always inside the row.
+fn check_projection(row: &[u8], ids: &[i64]) -> Result<(), TestCaseError> {
+    let p = v2::Projection::new(ids);
+    prop_assert_eq!(p.len(), ids.len());
+    let mut out = Vec::new();
+    let got = p.decode(row, &mut out);
+    match lookups_by_get(row, ids) {
+        Some(want) => {
+            prop_assert!(got.is_ok(), "projection rejected a valid row: {:?}", got);
+            prop_assert_eq!(out, want);
+        }
+        None => {
+            if got.is_ok() {
+                prop_assert_eq!(out.len(), ids.len());
+                for l in &out {
+                    if let v2::Lookup::Value(v) = l {
+                        let inside = row.as_ptr_range();
+                        prop_assert!(v.is_empty() || inside.contains(&v.as_ptr()));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn projection_known_rows() {
+    // The upstream big row: ids 1, 3, 8, 12 non-NULL, 335 NULL.
+    let mut enc = RowEncoder::new();
+    enc.int(1, 1000).int(12, 2).null(335).int(3, 3).int(8, 32767);
+    let mut row = Vec::new();
+    enc.finish(&mut row).unwrap();
+    assert!(RowSlice::parse(&row).unwrap().is_big());
+    let p = v2::Projection::new(&[335, 12, 4, 1, -1, 12, 8]);
+    let mut out = Vec::new();
+    p.decode(&row, &mut out).unwrap();
+    use v2::Lookup::{Missing, Null, Value};
+    assert_eq!(
+        out,
+        [Null, Value(&[2]), Missing, Value(&[0xe8, 3]), Missing, Value(&[2]), Value(&[0xff, 0x7f])]
+    );
+    // Straight into row columns, in a slice of exactly the projection's length.
+    let mut cols = [Column::Datum(b"x"); 7];
+    p.decode_into(&row, &mut cols).unwrap();
+    assert_eq!(cols[0], Column::Null);
+    assert_eq!(cols[1], Column::V2(&[2]));
+    assert_eq!(cols[2], Column::Missing);
+    assert_eq!(cols[4], Column::Missing);
+    assert_eq!(cols[6], Column::V2(&[0xff, 0x7f]));
+    assert!(p.decode_into(&row, &mut cols[..6]).is_err());
+    // An empty projection still checks the header.
+    let empty = v2::Projection::new(&[]);
+    assert!(empty.is_empty());
+    empty.decode(&row, &mut out).unwrap();
+    assert!(out.is_empty());
+    assert!(empty.decode(&row[..5], &mut out).is_err());
+    assert!(empty.decode(&[0x81, 0, 0, 0, 0, 0], &mut out).is_err());
+    // A wanted id both NULL and non-NULL, descending ids before a wanted id, descending
+    // offsets of a wanted value: errors.
+    let p1 = v2::Projection::new(&[1]);
+    assert!(p1.decode(&[0x80, 0, 1, 0, 1, 0, 1, 1, 1, 0, 0xAA], &mut out).is_err());
+    let p5 = v2::Projection::new(&[5]);
+    assert!(p5.decode(&[0x80, 0, 2, 0, 0, 0, 3, 1, 1, 0, 2, 0, 0xAA, 0xBB], &mut out).is_err());
+    let p2 = v2::Projection::new(&[2]);
+    assert!(p2.decode(&[0x80, 0, 2, 0, 0, 0, 1, 2, 2, 0, 1, 0, 9, 9], &mut out).is_err());
+    // Values ending past the row, and a checksum flag without its trailer.
+    assert!(p1.decode(&[0x80, 0, 1, 0, 0, 0, 1, 5, 0, 1], &mut out).is_err());
+    assert!(p1.decode(&[0x80, 2, 1, 0, 0, 0, 1, 1, 0, 7, 1, 0, 0], &mut out).is_err());
+    p1.decode(&[0x80, 2, 1, 0, 0, 0, 1, 1, 0, 7, 1, 0, 0, 0, 0], &mut out).unwrap();
+    assert_eq!(out, [Value(&[7])]);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1000))]
+
+    #[test]
+    fn projection_matches_get(
+        cols in columns(),
+        extra in prop::collection::vec(prop_oneof![-3i64..300, 250i64..260], 0..6),
+        pick in prop::collection::vec(any::<bool>(), 12),
+        checksum: bool,
+    ) {
+        let mut enc = RowEncoder::new();
+        for (id, c) in &cols {
+            match c {
+                Col::Int(v) => { enc.int(*id, *v); }
+                Col::Uint(v) => { enc.uint(*id, *v); }
+                Col::Bytes(v) => { enc.bytes(*id, v); }
+                Col::Null => { enc.null(*id); }
+            }
+        }
+        let mut row = Vec::new();
+        enc.finish(&mut row).unwrap();
+        if checksum {
+            row[1] |= v2::FLAG_CHECKSUM;
+            row.extend_from_slice(&[1, 0xDE, 0xAD, 0xBE, 0xEF]);
+        }
+        // Some of the row's ids, in reverse order, plus ids that may be absent or repeated.
+        let mut ids: Vec<i64> = cols.iter().zip(&pick).filter(|(_, p)| **p).map(|(c, _)| c.0).collect();
+        ids.reverse();
+        ids.extend(&extra);
+        check_projection(&row, &ids)?;
+        let all: Vec<i64> = cols.iter().map(|c| c.0).collect();
+        check_projection(&row, &all)?;
+        for cut in 0..row.len() {
+            check_projection(&row[..cut], &ids)?;
+        }
+        for i in 0..row.len() {
+            for x in [0x01u8, 0x5A, 0x80] {
+                let mut bad = row.clone();
+                bad[i] ^= x;
+                check_projection(&bad, &ids)?;
+                check_projection(&bad, &all)?;
+            }
+        }
+    }
+
+    #[test]
+    fn projection_on_random_bytes(
+        data in prop::collection::vec(any::<u8>(), 0..60),
+        ids in prop::collection::vec(-2i64..20, 0..6),
+        big: bool,
+    ) {
+        let mut row = vec![128u8, u8::from(big)];
+        row.extend_from_slice(&data);
+        check_projection(&row, &ids)?;
+        check_projection(&data, &ids)?;
+    }
+}

@@ -73,23 +73,26 @@ impl Bitmap {
         self.len += 1;
     }
 
-    /// Appends `n` rows of the same validity.
+    /// Appends `n` rows of the same validity, a word at a time.
     pub fn push_n(&mut self, valid: bool, n: usize) {
-        let mut left = n;
-        // Bit by bit up to a word boundary, then whole words.
-        while left > 0 && !self.len.is_multiple_of(64) {
-            self.push(valid);
-            left -= 1;
+        let end = self.len + n;
+        // Bits at and past `len` are always clear, so NULL rows need only the words.
+        self.words.resize(end.div_ceil(64), 0);
+        if valid {
+            let mut i = self.len;
+            while i < end {
+                let bit = i % 64;
+                let take = (64 - bit).min(end - i);
+                let mask = if take == 64 { u64::MAX } else { ((1u64 << take) - 1) << bit };
+                if let Some(w) = self.words.get_mut(i / 64) {
+                    *w |= mask;
+                }
+                i += take;
+            }
+        } else {
+            self.nulls += n;
         }
-        let words = left / 64;
-        self.words.extend(std::iter::repeat_n(if valid { u64::MAX } else { 0 }, words));
-        self.len += words * 64;
-        if !valid {
-            self.nulls += words * 64;
-        }
-        for _ in 0..left % 64 {
-            self.push(valid);
-        }
+        self.len = end;
     }
 
     /// Whether row `i` is valid (out-of-range rows are NULL).
@@ -429,10 +432,15 @@ impl VecCol {
 
     /// The rows `rows` of this column, in that order.
     pub fn gather(&self, rows: &[u32]) -> VecCol {
-        let mut valid = Bitmap::new();
-        for &r in rows {
-            valid.push(self.valid.get(r as usize));
-        }
+        let valid = if self.valid.no_nulls() && rows.iter().all(|&r| (r as usize) < self.len()) {
+            Bitmap::all_valid(rows.len())
+        } else {
+            let mut valid = Bitmap::new();
+            for &r in rows {
+                valid.push(self.valid.get(r as usize));
+            }
+            valid
+        };
         fn pick<T: Copy + Default>(v: &[T], rows: &[u32]) -> Vec<T> {
             rows.iter().map(|&r| v.get(r as usize).copied().unwrap_or_default()).collect()
         }
@@ -442,7 +450,7 @@ impl VecCol {
             ColData::Decimal(v) => ColData::Decimal(pick(v, rows)),
             ColData::Fixed(v) => ColData::Fixed(FixedVec { m: pick(&v.m, rows), scale: v.scale }),
             ColData::Bytes(v) => {
-                let mut out = BytesVec::new();
+                let mut out = BytesVec { data: Vec::new(), ends: Vec::with_capacity(rows.len()) };
                 for &r in rows {
                     out.push(v.get(r as usize));
                 }
@@ -717,6 +725,22 @@ mod tests {
         c.set_null(1);
         assert_eq!(c.null_count(), expect + 1);
         assert!(!c.get(1000));
+    }
+
+    #[test]
+    fn push_n_matches_single_pushes() {
+        // Runs of both validities crossing word boundaries, against one push per row.
+        let runs = [(true, 3), (false, 61), (true, 64), (true, 1), (false, 130), (true, 200)];
+        let (mut bulk, mut single) = (Bitmap::new(), Bitmap::new());
+        for (k, &(valid, n)) in runs.iter().enumerate() {
+            bulk.push_n(valid, n);
+            (0..n).for_each(|_| single.push(valid));
+            bulk.push(k % 2 == 0);
+            single.push(k % 2 == 0);
+            assert_eq!(bulk, single, "after run {k}");
+        }
+        let all = Bitmap::all_valid(129);
+        assert!(all.no_nulls() && all.get(128) && !all.get(129));
     }
 
     #[test]

@@ -103,68 +103,6 @@ pub fn from_fixed(m: i128, scale: u8) -> Option<Decimal> {
     Decimal::from_chunk_bytes(&b).ok()
 }
 
-/// Bytes taken by a partial word of `n` digits (MySQL's `dig2bytes`).
-const DIG2BYTES: [usize; 10] = [0, 1, 1, 2, 2, 3, 3, 4, 4, 4];
-
-/// Reads `n` bytes big-endian, each XORed with `mask`.
-#[inline]
-fn read_be(b: &[u8], mask: u8) -> u32 {
-    b.iter().fold(0u32, |acc, &x| (acc << 8) | u32::from(x ^ mask))
-}
-
-/// Decodes a MySQL binary decimal `[prec][frac][body]` (all of `v`) straight to
-/// `(mantissa, frac)`. `None` when it has more than 38 digits or anything about it is
-/// unusual (wrong length, a word out of range): the caller then takes
-/// [`Decimal::decode_bin`], which reports errors. rcop-datum has no such fixed-point decoder;
-/// this is the local stand-in (checked against `Decimal::decode_bin` by a property test).
-#[inline]
-pub fn decode_bin(v: &[u8]) -> Option<(i128, u8)> {
-    let (&prec, rest) = v.split_first()?;
-    let (&frac, body) = rest.split_first()?;
-    if prec > 38 || frac > prec || frac > MAX_SCALE {
-        return None;
-    }
-    let intg = usize::from(prec - frac);
-    let frac_d = usize::from(frac);
-    let (int_full, int_part) = (intg / 9, intg % 9);
-    let (frac_full, frac_part) = (frac_d / 9, frac_d % 9);
-    let size = DIG2BYTES[int_part] + int_full * 4 + frac_full * 4 + DIG2BYTES[frac_part];
-    if body.len() != size || size == 0 {
-        return None;
-    }
-    let first = *body.first()?;
-    let mask = if first & 0x80 != 0 { 0 } else { 0xFF };
-    let mut pos = 0usize;
-    let mut m: i128 = 0;
-    let mut take = |n: usize, digits: usize, m: &mut i128| -> Option<()> {
-        let bytes = body.get(pos..pos + n)?;
-        let mut w = read_be(bytes, mask);
-        if pos == 0 {
-            // The sign bit of the first byte.
-            w ^= 0x80 << (8 * (n - 1));
-        }
-        if i128::from(w) >= pow10(digits as u32)? {
-            return None;
-        }
-        pos += n;
-        *m = m.checked_mul(pow10(digits as u32)?)?.checked_add(i128::from(w))?;
-        Some(())
-    };
-    if int_part > 0 {
-        take(DIG2BYTES[int_part], int_part, &mut m)?;
-    }
-    for _ in 0..int_full {
-        take(4, 9, &mut m)?;
-    }
-    for _ in 0..frac_full {
-        take(4, 9, &mut m)?;
-    }
-    if frac_part > 0 {
-        take(DIG2BYTES[frac_part], frac_part, &mut m)?;
-    }
-    Some((if mask != 0 { -m } else { m }, frac))
-}
-
 /// Brings two fixed-point values to the larger scale.
 #[inline]
 pub fn align(a: (i128, u8), b: (i128, u8)) -> Option<(i128, i128, u8)> {
@@ -231,26 +169,6 @@ mod tests {
     }
 
     proptest! {
-        #[test]
-        fn binary_decode_matches_decimal(a in dec_str(), prec in 1u8..=38, frac in 0u8..=12) {
-            let frac = frac.min(prec);
-            let x = d(&a);
-            let mut bin = Vec::new();
-            let _ = x.write_bin(prec, frac, &mut bin).unwrap();
-            let (want, _, _) = Decimal::decode_bin(&mut rcop_datum::Reader::new(&bin)).unwrap();
-            let (m, s) = decode_bin(&bin).unwrap();
-            prop_assert_eq!(from_fixed(m, s).unwrap().to_string(), want.to_string());
-            // Corrupt bodies never decode to something else than the slow path accepts.
-            for i in 2..bin.len() {
-                let mut bad = bin.clone();
-                bad[i] ^= 0x5A;
-                if let Some((m, s)) = decode_bin(&bad) {
-                    let (slow, _, _) = Decimal::decode_bin(&mut rcop_datum::Reader::new(&bad)).unwrap();
-                    prop_assert_eq!(from_fixed(m, s).unwrap().to_string(), slow.to_string());
-                }
-            }
-        }
-
         #[test]
         fn fixed_arithmetic_matches_decimal(a in dec_str(), b in dec_str()) {
             let (x, y) = (d(&a), d(&b));

@@ -8,7 +8,7 @@ pub mod v2;
 use crate::error::Result;
 
 pub use v1::{RowV1, encode_row_v1};
-pub use v2::{Lookup, RowEncoder, RowSlice, ValueKind};
+pub use v2::{Lookup, Projection, RowEncoder, RowSlice, ValueKind};
 
 /// A row value in either format.
 #[derive(Debug, Clone, Copy)]
@@ -30,6 +30,17 @@ pub enum Column<'a> {
     Null,
     /// Not in the row.
     Missing,
+}
+
+impl<'a> From<Lookup<'a>> for Column<'a> {
+    /// A v2 lookup as a column: values stay v2 values.
+    fn from(l: Lookup<'a>) -> Self {
+        match l {
+            Lookup::Value(v) => Column::V2(v),
+            Lookup::Null => Column::Null,
+            Lookup::Missing => Column::Missing,
+        }
+    }
 }
 
 impl<'a> Row<'a> {

@@ -18,7 +18,7 @@ use crate::exec::{BATCH_MAX_SIZE, BatchResult, ExecEnv, ExecStats, Executor, Sca
 use crate::expr::eval::{Value, dec_res};
 use crate::expr::{Node, build, eval};
 use crate::fixed;
-use crate::types::{EvalType, FLAG_UNSIGNED, FieldType};
+use crate::types::{Collation, EvalType, FLAG_UNSIGNED, FieldType};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -44,8 +44,23 @@ impl Default for DecAcc {
 }
 
 impl DecAcc {
-    #[inline]
+    /// Adds `x`: in place when the sum is fixed point of the same scale and does not
+    /// overflow (the common case), else through [`DecAcc::add_fixed_slow`].
+    #[inline(always)]
     fn add_fixed(&mut self, x: (i128, u8)) -> Result<()> {
+        if let DecAcc::Fixed(m, s) = self
+            && *s == x.1
+            && let Some(r) = m.checked_add(x.0)
+        {
+            *m = r;
+            return Ok(());
+        }
+        self.add_fixed_slow(x)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn add_fixed_slow(&mut self, x: (i128, u8)) -> Result<()> {
         if let DecAcc::Fixed(m, s) = *self {
             if s == x.1
                 && let Some(r) = m.checked_add(x.0)
@@ -213,12 +228,19 @@ impl AggFn {
         let ft = self.ft;
         match &mut self.state {
             State::Count(c) => {
+                // COUNT(constant): every row counts, or none (NULL).
+                if let Value::Scalar(x) = v {
+                    if !x.is_null() {
+                        for &gi in g {
+                            if let Some(n) = c.get_mut(gi as usize) {
+                                *n += 1;
+                            }
+                        }
+                    }
+                    return Ok(());
+                }
                 for (i, &gi) in g.iter().enumerate() {
-                    let present = match (v, v.col()) {
-                        (_, Some(col)) => col.valid.get(i),
-                        (Value::Scalar(s), None) => !s.is_null(),
-                        _ => false,
-                    };
+                    let present = v.col().is_some_and(|col| col.valid.get(i));
                     if let Some(x) = c.get_mut(gi as usize) {
                         *x += i64::from(present);
                     }
@@ -228,6 +250,20 @@ impl AggFn {
                 if matches!(v.col().map(|c| &c.data), Some(ColData::Fixed(_))) =>
             {
                 if let Some(VecCol { data: ColData::Fixed(f), valid }) = v.col() {
+                    if valid.no_nulls()
+                        && let Some(ms) = f.m.get(..g.len())
+                    {
+                        for (&gi, &m) in g.iter().zip(ms) {
+                            let (Some(acc), Some(c)) =
+                                (sum.get_mut(gi as usize), cnt.get_mut(gi as usize))
+                            else {
+                                continue;
+                            };
+                            acc.add_fixed((m, f.scale))?;
+                            *c += 1;
+                        }
+                        return Ok(());
+                    }
                     for (i, &gi) in g.iter().enumerate() {
                         if !valid.get(i) {
                             continue;
@@ -465,6 +501,59 @@ fn encode_key_col(
     }
 }
 
+/// Longest group-key encoding packed into a `u128` (the last byte holds the length).
+const SHORT_KEY: usize = 15;
+
+/// The group-key encoding `key` packed with its length into a `u128` when it has at most
+/// [`SHORT_KEY`] bytes (distinct keys give distinct words).
+#[inline]
+fn pack_short_key(key: &[u8]) -> Option<u128> {
+    let mut w = [0u8; 16];
+    w.get_mut(..key.len()).filter(|_| key.len() <= SHORT_KEY)?.copy_from_slice(key);
+    w[15] = key.len() as u8;
+    Some(u128::from_le_bytes(w))
+}
+
+/// [`pack_short_key`] of the group-key encoding of row `i` of `keys` (collations `colls`),
+/// built without the byte buffer when every key is a string or integer column value and the
+/// encoding fits; `None` otherwise (the caller then encodes the general way).
+#[inline]
+fn short_key(keys: &[Value<'_>], colls: &[Collation], i: usize) -> Option<u128> {
+    let mut w = [0u8; 16];
+    let mut at = 0usize;
+    for (k, coll) in keys.iter().zip(colls) {
+        let col = k.col()?;
+        if !col.valid.get(i) {
+            *w.get_mut(at)? = 0;
+            at += 1;
+            continue;
+        }
+        match &col.data {
+            ColData::Bytes(d) => {
+                let v = coll.key(d.get(i));
+                let end = at.checked_add(5 + v.len()).filter(|e| *e <= SHORT_KEY)?;
+                let dst = w.get_mut(at..end)?;
+                let (head, body) = dst.split_at_mut(5);
+                head[0] = 4;
+                head[1..].copy_from_slice(&(v.len() as u32).to_le_bytes());
+                for (o, b) in body.iter_mut().zip(v) {
+                    *o = *b;
+                }
+                at = end;
+            }
+            ColData::Int(d) => {
+                let dst = w.get_mut(at..at + 9).filter(|_| at + 9 <= SHORT_KEY)?;
+                dst[0] = 1;
+                dst[1..].copy_from_slice(&d.get(i).copied().unwrap_or(0).to_le_bytes());
+                at += 9;
+            }
+            _ => return None,
+        }
+    }
+    w[15] = at as u8;
+    Some(u128::from_le_bytes(w))
+}
+
 /// The aggregation executor (simple when there is no GROUP BY, hash otherwise).
 #[derive(Debug)]
 pub struct AggregationExecutor {
@@ -473,6 +562,9 @@ pub struct AggregationExecutor {
     group_by: Vec<Node>,
     refs: Vec<usize>,
     schema: Vec<FieldType>,
+    /// Groups by encoded key: keys of at most [`SHORT_KEY`] bytes packed into a `u128`
+    /// (no allocation, one-word hashing and comparison), longer ones as byte vectors.
+    short: HashMap<u128, u32, foldhash::fast::RandomState>,
     map: HashMap<Vec<u8>, u32, foldhash::fast::RandomState>,
     group_values: Vec<Vec<Scalar>>,
     groups: usize,
@@ -511,6 +603,7 @@ impl AggregationExecutor {
             group_by,
             refs,
             schema,
+            short: HashMap::with_hasher(foldhash::fast::RandomState::default()),
             map: HashMap::with_hasher(foldhash::fast::RandomState::default()),
             group_values: Vec::new(),
             groups: 0,
@@ -539,17 +632,37 @@ impl AggregationExecutor {
             let mut ids = Vec::with_capacity(n);
             let mut buf = Vec::new();
             let mut scratch = Vec::new();
+            let colls: Vec<Collation> = self
+                .group_by
+                .iter()
+                .map(|e| e.ft.collation().unwrap_or(Collation::Binary))
+                .collect();
             for i in 0..n {
-                buf.clear();
-                for (k, e) in keys.iter().zip(&self.group_by) {
-                    encode_key(k, i, &e.ft, &mut buf, &mut scratch);
-                }
-                let id = match self.map.get(buf.as_slice()) {
+                // Short string and integer keys are packed straight into a word; anything
+                // else goes through the byte encoding (packed too when short).
+                let short = match short_key(&keys, &colls, i) {
+                    Some(k) => Some(k),
+                    None => {
+                        buf.clear();
+                        for (k, e) in keys.iter().zip(&self.group_by) {
+                            encode_key(k, i, &e.ft, &mut buf, &mut scratch);
+                        }
+                        pack_short_key(&buf)
+                    }
+                };
+                let known = match short {
+                    Some(k) => self.short.get(&k),
+                    None => self.map.get(buf.as_slice()),
+                };
+                let id = match known {
                     Some(&id) => id,
                     None => {
                         let id = u32::try_from(self.groups)
                             .map_err(|_| Error::Overflow("group count"))?;
-                        self.map.insert(buf.clone(), id);
+                        match short {
+                            Some(k) => self.short.insert(k, id),
+                            None => self.map.insert(buf.clone(), id),
+                        };
                         self.group_values.push(keys.iter().map(|k| k.scalar_at(i)).collect());
                         self.groups += 1;
                         id
@@ -623,5 +736,63 @@ impl Executor for AggregationExecutor {
 
     fn scan_counters(&self) -> &ScanCounters {
         self.child.scan_counters()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::column::{BytesT, IntT};
+
+    /// The general key: every key's byte encoding, packed when short.
+    fn general(keys: &[Value<'_>], fts: &[FieldType], i: usize) -> Option<u128> {
+        let (mut buf, mut scratch) = (Vec::new(), Vec::new());
+        for (k, ft) in keys.iter().zip(fts) {
+            encode_key(k, i, ft, &mut buf, &mut scratch);
+        }
+        pack_short_key(&buf)
+    }
+
+    #[test]
+    fn short_keys_equal_packed_general_keys() {
+        let mut s = VecCol::new(EvalType::Bytes, 6);
+        for v in [Some(&b"A"[..]), None, Some(b"a  "), Some(b"a"), Some(b""), Some(b"abcdefghijk")]
+        {
+            BytesT::push(&mut s, v);
+        }
+        let mut n = VecCol::new(EvalType::Int, 6);
+        for v in [Some(-1), Some(7), None, Some(i64::MAX), Some(0), Some(1)] {
+            IntT::push(&mut n, v);
+        }
+        let mut pad = FieldType::new(rcop_datum::chunk::mysql_type::STRING);
+        pad.collate = -46;
+        let bin = FieldType::new(rcop_datum::chunk::mysql_type::STRING);
+        let int = FieldType::long_long();
+        for (fts, cols) in [
+            (vec![pad, pad], vec![&s, &s]),
+            (vec![bin, bin], vec![&s, &s]),
+            (vec![pad, int], vec![&s, &n]),
+            (vec![int], vec![&n]),
+        ] {
+            let keys: Vec<Value<'_>> = cols.into_iter().map(Value::Ref).collect();
+            let colls: Vec<Collation> = fts.iter().map(|f| f.collation().unwrap()).collect();
+            for i in 0..6 {
+                let fast = short_key(&keys, &colls, i);
+                let want = general(&keys, &fts, i);
+                // Same key whenever the fast path answers; it only declines long keys.
+                if fast.is_some() || want.is_some() {
+                    assert_eq!(fast, want, "row {i} {fts:?}");
+                }
+            }
+        }
+        // PAD SPACE: "a  " and "a" are one group; binary: two.
+        let keys = [Value::Ref(&s)];
+        let (p, b) = ([Collation::PadSpaceBin], [Collation::Binary]);
+        assert_eq!(short_key(&keys, &p, 2), short_key(&keys, &p, 3));
+        assert_ne!(short_key(&keys, &b, 2), short_key(&keys, &b, 3));
+        // Eleven bytes do not fit beside their five-byte header (15 bytes at most).
+        assert_eq!(short_key(&keys, &b, 5), None);
+        // A scalar key takes the general path.
+        assert_eq!(short_key(&[Value::Scalar(Scalar::Int(1))], &b, 0), None);
     }
 }

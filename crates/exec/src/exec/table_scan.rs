@@ -6,7 +6,8 @@ use std::time::Instant;
 
 use rcop_datum::codec::Reader;
 use rcop_datum::datum::{self as dm, skip_datum};
-use rcop_datum::row::{Column, Row, ValueKind, v2};
+use rcop_datum::decimal::BinI128Decoder;
+use rcop_datum::row::{Column, Projection, Row, RowV1, ValueKind, v2};
 use rcop_datum::{Decimal, Duration, Time, TimeType, Tz, key};
 use rcop_proto::tipb;
 
@@ -85,7 +86,9 @@ impl RawRows {
         v.pop().ok_or_else(|| Error::invalid("no column decoded"))
     }
 
-    /// Decodes the columns `js` in one pass over the logical rows, parsing each row once.
+    /// Decodes the columns `js` for the logical rows, reading each row's header once: a v2
+    /// row is walked once for all the columns (a [`Projection`]), then each column is
+    /// decoded in its own loop over the rows.
     pub fn decode_columns(
         &self,
         js: &[usize],
@@ -103,7 +106,8 @@ impl RawRows {
             })
             .collect::<Result<Vec<_>>>()?;
         let mut outs: Vec<VecCol> = cols.iter().map(|c| new_column(c, physical_len)).collect();
-        let needs_row = cols.iter().any(|c| matches!(c.source, Source::Row | Source::PkDatum(_)));
+        let from_row = |c: &ScanCol| matches!(c.source, Source::Row | Source::PkDatum(_));
+        let needs_row = cols.iter().any(|c| from_row(c));
         let sorted = logical.windows(2).all(|w| w.first() < w.get(1));
         let all: Vec<u32>;
         // Decode the logical rows (all rows when the selection is not in physical order);
@@ -114,48 +118,92 @@ impl RawRows {
             all = (0..physical_len as u32).collect();
             &all
         };
-        let mut at = 0usize;
-        for &r in rows {
-            let r = r as usize;
-            if r > at {
-                outs.iter_mut().for_each(|o| o.push_nulls(r - at));
+        let ncols = cols.len();
+        // Columns not read from the row value ask for no id (-1 is never stored).
+        let ids: Vec<i64> = cols.iter().map(|c| if from_row(c) { c.id } else { -1 }).collect();
+        let proj = Projection::new(&ids);
+        // Per column: the next physical row to fill, and the decoder of its decimals (built
+        // from the first value's header).
+        let mut state: Vec<(usize, Option<BinI128Decoder>)> = vec![(0, None); ncols];
+        // A chunk of rows' cells, row-major: what each row holds for every column read from
+        // it. Chunks keep the cells in the first-level cache while each column reads them.
+        let mut cells: Vec<Column<'_>> = Vec::with_capacity(DECODE_CHUNK * ncols);
+        for chunk in rows.chunks(DECODE_CHUNK) {
+            cells.clear();
+            if needs_row {
+                for &r in chunk {
+                    let (_, v) = self.row(r)?;
+                    if v.first() == Some(&v2::CODEC_VER) {
+                        let at = cells.len();
+                        cells.resize(at + ncols, Column::Missing);
+                        let slots = cells.get_mut(at..).unwrap_or_default();
+                        proj.decode_into(v, slots)?;
+                    } else {
+                        let row = Row::V1(RowV1::new(v));
+                        for c in &cols {
+                            cells.push(if from_row(c) { row.get(c.id)? } else { Column::Missing });
+                        }
+                    }
+                }
             }
-            at = r + 1;
-            let (k, v) = self.kv.get(r).ok_or_else(|| Error::invalid("scan row out of range"))?;
-            let row = if needs_row { Some(Row::parse(v)?) } else { None };
-            for (col, out) in cols.iter().zip(outs.iter_mut()) {
-                self.decode_one(col, k, row.as_ref(), out)?;
+            for (j, ((col, out), (at, dec))) in
+                cols.iter().zip(outs.iter_mut()).zip(state.iter_mut()).enumerate()
+            {
+                for (n, &r) in chunk.iter().enumerate() {
+                    let r = r as usize;
+                    if r > *at {
+                        out.push_nulls(r - *at);
+                    }
+                    *at = r + 1;
+                    let cell = cells.get(n * ncols + j).copied().unwrap_or(Column::Missing);
+                    if let Column::V2(b) = cell
+                        && col.source == Source::Row
+                        && push_v2_fast(col, b, out, dec)
+                    {
+                        continue;
+                    }
+                    self.decode_cell(col, r, cell, out)?;
+                }
             }
         }
-        if physical_len > at {
-            outs.iter_mut().for_each(|o| o.push_nulls(physical_len - at));
+        for ((at, _), out) in state.iter().zip(outs.iter_mut()) {
+            if physical_len > *at {
+                out.push_nulls(physical_len - *at);
+            }
         }
         Ok(outs.into_iter().map(VecCol::into_fixed).collect())
     }
 
+    /// Pair `r` of the batch.
     #[inline]
-    fn decode_one(
+    fn row(&self, r: u32) -> Result<(&[u8], &[u8])> {
+        self.kv.get(r as usize).ok_or_else(|| Error::invalid("scan row out of range"))
+    }
+
+    /// Appends column `col` of row `r`, whose row value holds `cell` for it.
+    #[inline]
+    fn decode_cell(
         &self,
         col: &ScanCol,
-        k: &[u8],
-        row: Option<&Row<'_>>,
+        r: usize,
+        cell: Column<'_>,
         out: &mut VecCol,
     ) -> Result<()> {
-        let k = strip_keyspace(k);
         match col.source {
             Source::IntHandle => {
-                let (_, h) = key::decode_record_key(k)?;
+                let (k, _) = self.row(r as u32)?;
+                let (_, h) = key::decode_record_key(strip_keyspace(k))?;
                 IntT::push(out, Some(h));
                 return Ok(());
             }
             Source::TableId => {
-                IntT::push(out, Some(key::decode_table_id(k)?));
+                let (k, _) = self.row(r as u32)?;
+                IntT::push(out, Some(key::decode_table_id(strip_keyspace(k))?));
                 return Ok(());
             }
             Source::Row | Source::PkDatum(_) => {}
         }
-        let row = row.ok_or_else(|| Error::invalid("row not parsed"))?;
-        match row.get(col.id)? {
+        match cell {
             Column::V2(b) => push_v2(col, b, out, &self.cols.tz),
             Column::Datum(d) => push_datum(col, &mut Reader::new(d), out, &self.cols.tz),
             Column::Null => {
@@ -164,7 +212,8 @@ impl RawRows {
             }
             Column::Missing => {
                 if let Source::PkDatum(idx) = col.source {
-                    let (_, handle) = key::split_record_key(k)?;
+                    let (k, _) = self.row(r as u32)?;
+                    let (_, handle) = key::split_record_key(strip_keyspace(k))?;
                     let mut r = Reader::new(handle);
                     for _ in 0..idx {
                         skip_datum(&mut r)?;
@@ -183,6 +232,64 @@ impl RawRows {
         }
     }
 }
+
+/// Appends the v2 value `b` of `col` when it is of a common kind and well formed (fixed-point
+/// decimals, integers, strings, dates and datetimes), returning false (having appended
+/// nothing) otherwise, for [`RawRows::decode_cell`] to decode it or report the error.
+#[inline(always)]
+fn push_v2_fast(
+    col: &ScanCol,
+    b: &[u8],
+    out: &mut VecCol,
+    dec: &mut Option<BinI128Decoder>,
+) -> bool {
+    match (&mut out.data, col.kind) {
+        (ColData::Fixed(f), ValueKind::Decimal) => {
+            let Some((m, s)) = decode_fixed(dec, b) else { return false };
+            if s != f.scale {
+                return false;
+            }
+            f.m.push(m);
+        }
+        (ColData::Int(v), ValueKind::Int) => {
+            let Ok(x) = v2::decode_v2_i64(b) else { return false };
+            v.push(x);
+        }
+        (ColData::Bytes(v), ValueKind::Bytes) => v.push(b),
+        (ColData::DateTime(v), ValueKind::Time) => {
+            let tt = col.ft.time_type();
+            if tt == TimeType::Timestamp {
+                return false;
+            }
+            let Ok(packed) = v2::decode_v2_u64(b) else { return false };
+            let Ok(t) = Time::from_packed_u64(packed, tt, col.ft.fsp()) else { return false };
+            v.push(t);
+        }
+        _ => return false,
+    }
+    out.valid.push(true);
+    true
+}
+
+/// The fixed-point value of the binary decimal `b` with `dec`, the decoder of the previous
+/// value's type, replacing it when `b` has another header.
+#[inline]
+fn decode_fixed(dec: &mut Option<BinI128Decoder>, b: &[u8]) -> Option<(i128, u8)> {
+    if let Some(d) = dec
+        && let Some(m) = d.decode(b)
+    {
+        return Some((m, d.frac()));
+    }
+    let &[prec, frac, ..] = b else { return None };
+    let d = BinI128Decoder::new(prec, frac)?;
+    *dec = Some(d);
+    Some((d.decode(b)?, frac))
+}
+
+/// Rows whose cells [`RawRows::decode_columns`] gathers before decoding them column by
+/// column: 128 rows of 7 columns take 21 KiB, within the first-level cache. Against cells
+/// for the whole batch, `cargo bench -p rcop-exec --bench tpch` Q1 took about 3 % less time.
+const DECODE_CHUNK: usize = 128;
 
 /// An empty output column for `col`: decimals of at most 38 digits start as fixed point
 /// with the column's scale (they fall back to `Decimal`s on the first value that does not
@@ -217,7 +324,7 @@ fn push_v2(col: &ScanCol, b: &[u8], out: &mut VecCol, tz: &Tz) -> Result<()> {
         ValueKind::Bytes => BytesT::push(out, Some(b)),
         ValueKind::Decimal => {
             if let ColData::Fixed(f) = &mut out.data {
-                match crate::fixed::decode_bin(b) {
+                match Decimal::decode_bin_i128(b) {
                     Some((m, s)) if s == f.scale => {
                         f.m.push(m);
                         out.valid.push(true);

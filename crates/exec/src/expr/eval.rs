@@ -342,7 +342,7 @@ fn fixed_fast_path(s: i32, args: &[Value<'_>], n: usize) -> Option<VecCol> {
         let scale = sa.checked_add(sb).filter(|t| *t <= fixed::MAX_SCALE)?;
         let mut m = Vec::with_capacity(n);
         for i in 0..n {
-            m.push(a.at(i).checked_mul(b.at(i))?);
+            m.push(mul_exact(a.at(i), b.at(i))?);
         }
         return Some(VecCol { data: ColData::Fixed(crate::column::FixedVec { m, scale }), valid });
     }
@@ -359,17 +359,34 @@ fn fixed_fast_path(s: i32, args: &[Value<'_>], n: usize) -> Option<VecCol> {
         };
         let mut data = Vec::with_capacity(n);
         for i in 0..n {
-            let (p, q) = (a.at(i).checked_mul(pa)?, b.at(i).checked_mul(pb)?);
+            let (p, q) = (rescale(a.at(i), pa)?, rescale(b.at(i), pb)?);
             data.push(i64::from(test(p.cmp(&q))));
         }
         return Some(VecCol { data: ColData::Int(data), valid });
     }
     let mut m = Vec::with_capacity(n);
     for i in 0..n {
-        let (p, q) = (a.at(i).checked_mul(pa)?, b.at(i).checked_mul(pb)?);
+        let (p, q) = (rescale(a.at(i), pa)?, rescale(b.at(i), pb)?);
         m.push(if s == 201 { p.checked_add(q)? } else { p.checked_sub(q)? });
     }
     Some(VecCol { data: ColData::Fixed(crate::column::FixedVec { m, scale }), valid })
+}
+
+/// `x * pow` (a power of ten bringing `x` to a larger scale), skipping the multiplication
+/// when the scales already agree; `None` on overflow.
+#[inline(always)]
+fn rescale(x: i128, pow: i128) -> Option<i128> {
+    if pow == 1 { Some(x) } else { x.checked_mul(pow) }
+}
+
+/// `x * y`, `None` on overflow. Mantissas that fit an `i64` (nearly all) multiply with one
+/// widening multiplication, which cannot overflow, instead of a checked 128-bit one.
+#[inline(always)]
+fn mul_exact(x: i128, y: i128) -> Option<i128> {
+    match (i64::try_from(x), i64::try_from(y)) {
+        (Ok(a), Ok(b)) => Some(i128::from(a) * i128::from(b)),
+        _ => x.checked_mul(y),
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -909,4 +926,23 @@ fn like<'a>(
         _ => return Err(Error::invalid("LIKE without metadata")),
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_fixed_point_helpers() {
+        assert_eq!(mul_exact(-123_456, 95), Some(-11_728_320));
+        // Past i64 on one side: the checked 128-bit path, exact or None.
+        let big = i128::from(i64::MAX) + 1;
+        assert_eq!(mul_exact(big, 3), Some(big * 3));
+        assert_eq!(mul_exact(i128::from(i64::MIN), i128::from(i64::MIN)), Some(1i128 << 126));
+        assert_eq!(mul_exact(i128::MAX, 2), None);
+        assert_eq!(mul_exact(i128::MIN, -1), None);
+        assert_eq!(rescale(-7, 1), Some(-7));
+        assert_eq!(rescale(-7, 100), Some(-700));
+        assert_eq!(rescale(i128::MAX / 10 + 1, 10), None);
+    }
 }
