@@ -411,6 +411,9 @@ impl ScanCounters {
     }
 }
 
+/// Most bytes a fresh scan batch reserves up front, whatever the largest row seen so far.
+const MAX_BATCH_RESERVE: usize = 8 << 20;
+
 /// The TableScan executor.
 #[derive(Debug)]
 pub struct TableScanExecutor {
@@ -507,7 +510,11 @@ impl Executor for TableScanExecutor {
                 kv.clear();
                 kv
             }
-            _ => KvBatch::with_capacity(hint, hint.saturating_mul(self.bytes_per_row)),
+            // Capped: one huge row must not make every later batch reserve gigabytes.
+            _ => KvBatch::with_capacity(
+                hint,
+                hint.saturating_mul(self.bytes_per_row).min(MAX_BATCH_RESERVE),
+            ),
         };
         while kv.len() < hint {
             let Some(&ri) = self.order.get(self.cur) else { break };
