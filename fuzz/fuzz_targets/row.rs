@@ -4,7 +4,7 @@
 use libfuzzer_sys::fuzz_target;
 use rcop_datum::Reader;
 use rcop_datum::datum::Datum;
-use rcop_datum::row::{Column, Row, RowSlice, RowV1, ValueKind, v2};
+use rcop_datum::row::{Column, Projection, Row, RowSlice, RowV1, ValueKind, v2};
 
 const KINDS: [ValueKind; 8] = [
     ValueKind::Int,
@@ -38,6 +38,18 @@ fuzz_target!(|data: &[u8]| {
                 }
                 Ok(Column::Null | Column::Missing) | Err(_) => {}
             }
+        }
+    }
+    // The one-pass projection never panics, and on every row the full parser accepts it
+    // agrees with per-column lookups.
+    let ids = [1i64, 3, 8, 12, 33, 335, 2, 1];
+    let projection = Projection::new(&ids);
+    let mut got = Vec::new();
+    let projected = projection.decode(data, &mut got);
+    if let Ok(row) = RowSlice::parse(data) {
+        assert!(projected.is_ok(), "projection rejected a row RowSlice accepts");
+        for (id, lookup) in ids.iter().zip(&got) {
+            assert_eq!(*lookup, row.get(*id), "column {id}");
         }
     }
     if let Ok(row) = RowSlice::parse(data) {
