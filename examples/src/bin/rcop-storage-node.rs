@@ -40,23 +40,11 @@ struct Args {
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     rcop_examples::init_logging(args.log.as_deref(), "info")?;
-    let mut config = match &args.config {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read config file {}", path.display()))?;
-            NodeConfig::from_toml(&text)
-                .with_context(|| format!("invalid config file {}", path.display()))?
-        }
-        None => NodeConfig::default(),
-    };
+    let mut config = rcop_examples::load_config(args.config.as_deref(), NodeConfig::from_toml)?;
     if let Some(addr) = args.addr {
         config.addr = addr;
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .thread_name("rcop-node-io")
-        .build()
-        .context("cannot start the runtime")?;
+    let runtime = rcop_examples::io_runtime("rcop-node-io")?;
     runtime.block_on(async move {
         let store = Arc::new(
             SstStore::from_config(&config.dfs.store_config()).context("cannot open [dfs]")?,

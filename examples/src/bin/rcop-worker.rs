@@ -40,23 +40,12 @@ struct Args {
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
     rcop_examples::init_logging(args.log.as_deref(), "info")?;
-    let mut config = match &args.config {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read config file {}", path.display()))?;
-            WorkerConfig::from_toml(&text)
-                .with_context(|| format!("invalid config file {}", path.display()))?
-        }
-        None => WorkerConfig::default(),
-    };
+    let mut config =
+        rcop_examples::load_config(args.config.as_deref(), |t| Ok(WorkerConfig::from_toml(t)?))?;
     if let Some(addr) = args.addr {
         config.addr = addr;
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .thread_name("rcop-io")
-        .build()
-        .context("cannot start the I/O runtime")?;
+    let runtime = rcop_examples::io_runtime("rcop-io")?;
     runtime.block_on(async move {
         let worker = Worker::builder(config).build().context("cannot build the worker")?;
         let server = worker.bind().await.context("cannot bind the listen address")?;
