@@ -1,5 +1,14 @@
 //! TPC-H Q1 and Q6 pushdowns over lineitem encoded as row v2 records (table 108, API v2
 //! keyspace), read from memory through the scan trait. Throughput is lineitem rows scanned.
+//!
+//! The scale factor comes from the `RCOP_TPCH_SF` environment variable (default 0.1, about
+//! 600 k lineitem rows, so dev and CI runs stay quick). `RCOP_TPCH_SF=1` runs the 6 M-row
+//! lineitem of the TPC-H spec; it needs about 2 GB of memory and its setup (generating and
+//! encoding the rows) takes a while before the first measurement:
+//!
+//! ```text
+//! RCOP_TPCH_SF=1 cargo bench -p rcop-exec --bench tpch -- --warm-up-time 1 --measurement-time 4
+//! ```
 
 #![expect(clippy::expect_used, reason = "benchmark fixtures are known-valid")]
 
@@ -13,11 +22,30 @@ use rcop_proto::tipb;
 use support::dag::{request, table_range};
 use support::tpch::{self, KEYSPACE, LINEITEM_ID};
 
-/// Scale factor of the bench data (about 600 k lineitem rows).
-const SF: f64 = 0.1;
+/// Scale factor used when `RCOP_TPCH_SF` is not set (about 600 k lineitem rows).
+const DEFAULT_SF: f64 = 0.1;
+
+/// The scale factor from `RCOP_TPCH_SF`, or [`DEFAULT_SF`].
+fn scale_factor() -> f64 {
+    match std::env::var("RCOP_TPCH_SF") {
+        Ok(v) => {
+            let sf: f64 = v.trim().parse().expect("RCOP_TPCH_SF must be a number, e.g. 0.1 or 1");
+            assert!(sf > 0.0 && sf.is_finite(), "RCOP_TPCH_SF must be positive, got {sf}");
+            sf
+        }
+        Err(_) => DEFAULT_SF,
+    }
+}
 
 fn bench(c: &mut Criterion) {
-    let (store, lines) = tpch::lineitem(SF);
+    let sf = scale_factor();
+    let setup = std::time::Instant::now();
+    let (store, lines) = tpch::lineitem(sf);
+    eprintln!(
+        "tpch: SF {sf}, {} lineitem rows, setup {:.1} s",
+        lines.len(),
+        setup.elapsed().as_secs_f64()
+    );
     let engine = Engine::default();
     let range = table_range(LINEITEM_ID, Some(KEYSPACE));
     let mut g = c.benchmark_group("tpch");

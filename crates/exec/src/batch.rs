@@ -70,12 +70,12 @@ impl Batch {
         if self.is_identity() {
             return;
         }
-        for &o in offsets {
-            if let Some(LazyCol::Decoded(c)) = self.cols.get(o) {
-                let g = c.gather(&self.logical);
-                if let Some(slot) = self.cols.get_mut(o) {
-                    *slot = LazyCol::Decoded(g);
-                }
+        for (k, &o) in offsets.iter().enumerate() {
+            if offsets.get(..k).is_some_and(|seen| seen.contains(&o)) {
+                continue;
+            }
+            if let Some(LazyCol::Decoded(c)) = self.cols.get_mut(o) {
+                c.retain_rows(&self.logical);
             }
         }
         let n = self.logical.len();

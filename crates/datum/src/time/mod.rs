@@ -371,7 +371,29 @@ impl Time {
     ///
     /// Errors: [`Error::Invalid`] for an out-of-range field, a `DATE` with a time part or
     /// `fsp > 6`.
+    #[inline]
     pub fn from_packed_u64(packed: u64, tp: TimeType, fsp: u8) -> Result<Time> {
+        // Fast path for the common `DATE`: no time part (the low 41 bits are zero), so only
+        // the year needs a range check (the month is a remainder mod 13, the day 5 bits).
+        if tp == TimeType::Date && packed & ((1 << 41) - 1) == 0 && fsp <= MAX_FSP {
+            let ymd = packed >> 41;
+            let ym = ymd >> 5;
+            // `packed >> 46` fits in 18 bits, so `year` fits in 15.
+            let year = ym / 13;
+            if year <= u64::from(MAX_YEAR) {
+                return Ok(Time(
+                    (year << YEAR_SHIFT)
+                        | ((ym % 13) << MONTH_SHIFT)
+                        | ((ymd & 31) << DAY_SHIFT)
+                        | DATE_FSP_TT,
+                ));
+            }
+        }
+        Time::from_packed_u64_checked(packed, tp, fsp)
+    }
+
+    /// The general path of [`Time::from_packed_u64`]: unpacks and validates every field.
+    fn from_packed_u64_checked(packed: u64, tp: TimeType, fsp: u8) -> Result<Time> {
         let micro = (packed & ((1 << 24) - 1)) as u32;
         let ymdhms = packed >> 24;
         let hms = ymdhms & ((1 << 17) - 1);
@@ -753,5 +775,58 @@ mod tests {
                 | (7 << 4)
                 | 0b1101
         );
+    }
+
+    /// Results (value or error) of [`Time::from_packed_u64`] as comparable text.
+    fn packed_both(packed: u64, tp: TimeType, fsp: u8) -> (String, String) {
+        let show = |r: Result<Time>| match r {
+            Ok(t) => format!("ok {:#x}", t.0),
+            Err(e) => format!("err {e}"),
+        };
+        (
+            show(Time::from_packed_u64(packed, tp, fsp)),
+            show(Time::from_packed_u64_checked(packed, tp, fsp)),
+        )
+    }
+
+    #[test]
+    fn packed_date_fast_path_edges() {
+        let date = |y: u64, m: u64, d: u64| ((y * 13 + m) << 5 | d) << 41;
+        for (packed, fsp) in [
+            (0, 0),
+            (date(1995, 3, 15), 0),
+            (date(9999, 12, 31), 0),
+            (date(10_000, 0, 0), 0),
+            ((1 << 63) | (1 << 46), 0),
+            (u64::MAX << 41, 0),
+            (date(1995, 3, 15), 6),
+            (date(1995, 3, 15), 7),
+            (date(1995, 3, 15) | 1, 0),
+            (date(1995, 3, 15) | (1 << 24), 0),
+        ] {
+            let (fast, slow) = packed_both(packed, TimeType::Date, fsp);
+            assert_eq!(fast, slow, "packed {packed:#x} fsp {fsp}");
+        }
+        assert_eq!(
+            Time::from_packed_u64(date(1998, 9, 2), TimeType::Date, 0).map(|t| t.to_string()),
+            Ok("1998-09-02".to_string())
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn packed_fast_path_matches_checked(
+            ymd in 0u64..(1 << 23),
+            low in proptest::prop_oneof![proptest::strategy::Just(0u64), 0u64..(1 << 41)],
+            tp in proptest::prop_oneof![
+                proptest::strategy::Just(TimeType::Date),
+                proptest::strategy::Just(TimeType::DateTime),
+                proptest::strategy::Just(TimeType::Timestamp),
+            ],
+            fsp in 0u8..8,
+        ) {
+            let (fast, slow) = packed_both((ymd << 41) | low, tp, fsp);
+            proptest::prop_assert_eq!(fast, slow);
+        }
     }
 }

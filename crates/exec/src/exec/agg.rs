@@ -15,7 +15,8 @@ use crate::ctx::{EvalConfig, EvalContext};
 use crate::error::{Error, Result};
 use crate::exec::top_n::cmp_scalar;
 use crate::exec::{BATCH_MAX_SIZE, BatchResult, ExecEnv, ExecStats, Executor, ScanCounters};
-use crate::expr::eval::{Value, dec_res};
+use crate::expr::build::NodeKind;
+use crate::expr::eval::{Value, dec_res, eval_func};
 use crate::expr::{Node, build, eval};
 use crate::fixed;
 use crate::types::{Collation, EvalType, FLAG_UNSIGNED, FieldType};
@@ -103,10 +104,107 @@ impl DecAcc {
     }
 }
 
+/// The decimal sums of every group: plain `i128`s at one scale while every value added has
+/// that scale and no sum overflows (the hot path: one add per row, no per-group tag), else a
+/// [`DecAcc`] per group from the first value that does not fit on.
+#[derive(Debug)]
+enum DecSums {
+    /// Exact sums at `scale` (`None` until the first value arrives: every sum is then zero).
+    Fixed { m: Vec<i128>, scale: Option<u8> },
+    /// One accumulator per group.
+    Mixed(Vec<DecAcc>),
+}
+
+impl DecSums {
+    fn resize(&mut self, groups: usize) {
+        match self {
+            DecSums::Fixed { m, .. } => m.resize(groups, 0),
+            DecSums::Mixed(v) => v.resize(groups, DecAcc::default()),
+        }
+    }
+
+    /// The accumulator of group `gi` after switching to one [`DecAcc`] per group (`None`
+    /// if there is no such group).
+    #[cold]
+    #[inline(never)]
+    fn mixed_at(&mut self, gi: usize) -> Option<&mut DecAcc> {
+        if let DecSums::Fixed { m, scale } = self {
+            let s = scale.unwrap_or(0);
+            *self = DecSums::Mixed(m.iter().map(|&x| DecAcc::Fixed(x, s)).collect());
+        }
+        match self {
+            DecSums::Mixed(v) => v.get_mut(gi),
+            DecSums::Fixed { .. } => None,
+        }
+    }
+
+    /// Adds `ms[i]` (scale `scale`) to the sum of group `g[i]` and counts it in `cnt`, for
+    /// every `i` while the sums stay plain `i128`s. Returns how many rows it added: all of
+    /// `g`, or fewer when a value needs the general path ([`DecSums::add_fixed`]), from which
+    /// the caller goes on.
+    #[inline]
+    fn add_dense(&mut self, g: &[u32], ms: &[i128], scale: u8, cnt: &mut [i64]) -> usize {
+        let DecSums::Fixed { m: sums, scale: s } = self else { return 0 };
+        if s.is_some_and(|s| s != scale) {
+            return 0;
+        }
+        *s = Some(scale);
+        for (k, (&gi, &x)) in g.iter().zip(ms).enumerate() {
+            let (Some(acc), Some(c)) = (sums.get_mut(gi as usize), cnt.get_mut(gi as usize)) else {
+                continue;
+            };
+            let Some(r) = acc.checked_add(x) else { return k };
+            *acc = r;
+            *c += 1;
+        }
+        g.len().min(ms.len())
+    }
+
+    /// Adds the fixed-point `x` to group `gi` (ignored if there is no such group).
+    #[inline]
+    fn add_fixed(&mut self, gi: usize, x: (i128, u8)) -> Result<()> {
+        if let DecSums::Fixed { m, scale } = self
+            && scale.is_none_or(|s| s == x.1)
+            && let Some(acc) = m.get_mut(gi)
+            && let Some(r) = acc.checked_add(x.0)
+        {
+            *scale = Some(x.1);
+            *acc = r;
+            return Ok(());
+        }
+        match self.mixed_at(gi) {
+            Some(acc) => acc.add_fixed(x),
+            None => Ok(()),
+        }
+    }
+
+    /// Adds `x` to group `gi` (ignored if there is no such group).
+    fn add(&mut self, gi: usize, x: &Decimal) -> Result<()> {
+        if let Some(f) = fixed::to_fixed(x) {
+            return self.add_fixed(gi, f);
+        }
+        match self.mixed_at(gi) {
+            Some(acc) => acc.add(x),
+            None => Ok(()),
+        }
+    }
+
+    /// The sum of group `gi`.
+    fn value(&self, gi: usize) -> Result<Decimal> {
+        match self {
+            DecSums::Fixed { m, scale } => {
+                let x = m.get(gi).copied().unwrap_or(0);
+                fixed::from_fixed(x, scale.unwrap_or(0)).ok_or(Error::Overflow("DECIMAL"))
+            }
+            DecSums::Mixed(v) => v.get(gi).copied().unwrap_or_default().value(),
+        }
+    }
+}
+
 #[derive(Debug)]
 enum State {
     Count(Vec<i64>),
-    SumDec { sum: Vec<DecAcc>, cnt: Vec<i64> },
+    SumDec { sum: DecSums, cnt: Vec<i64> },
     SumReal { sum: Vec<f64>, cnt: Vec<i64> },
     Extreme { max: bool, vals: Vec<Scalar> },
     First { vals: Vec<Option<Scalar>> },
@@ -184,9 +282,10 @@ impl AggFn {
         };
         let state = match kind {
             Kind::Count => State::Count(Vec::new()),
-            Kind::Sum | Kind::Avg if ft.eval_type()? == EvalType::Decimal => {
-                State::SumDec { sum: Vec::new(), cnt: Vec::new() }
-            }
+            Kind::Sum | Kind::Avg if ft.eval_type()? == EvalType::Decimal => State::SumDec {
+                sum: DecSums::Fixed { m: Vec::new(), scale: None },
+                cnt: Vec::new(),
+            },
             Kind::Sum | Kind::Avg => State::SumReal { sum: Vec::new(), cnt: Vec::new() },
             Kind::Min | Kind::Max => State::Extreme { max: kind == Kind::Max, vals: Vec::new() },
             Kind::First => State::First { vals: Vec::new() },
@@ -211,7 +310,7 @@ impl AggFn {
         match &mut self.state {
             State::Count(v) => v.resize(groups, 0),
             State::SumDec { sum, cnt } => {
-                sum.resize(groups, DecAcc::default());
+                sum.resize(groups);
                 cnt.resize(groups, 0);
             }
             State::SumReal { sum, cnt } => {
@@ -250,30 +349,18 @@ impl AggFn {
                 if matches!(v.col().map(|c| &c.data), Some(ColData::Fixed(_))) =>
             {
                 if let Some(VecCol { data: ColData::Fixed(f), valid }) = v.col() {
-                    if valid.no_nulls()
-                        && let Some(ms) = f.m.get(..g.len())
-                    {
-                        for (&gi, &m) in g.iter().zip(ms) {
-                            let (Some(acc), Some(c)) =
-                                (sum.get_mut(gi as usize), cnt.get_mut(gi as usize))
-                            else {
-                                continue;
-                            };
-                            acc.add_fixed((m, f.scale))?;
-                            *c += 1;
-                        }
-                        return Ok(());
-                    }
-                    for (i, &gi) in g.iter().enumerate() {
+                    let start = match f.m.get(..g.len()) {
+                        Some(ms) if valid.no_nulls() => sum.add_dense(g, ms, f.scale, cnt),
+                        _ => 0,
+                    };
+                    for (i, &gi) in g.iter().enumerate().skip(start) {
                         if !valid.get(i) {
                             continue;
                         }
-                        let (Some(acc), Some(c), Some(m)) =
-                            (sum.get_mut(gi as usize), cnt.get_mut(gi as usize), f.m.get(i))
-                        else {
+                        let (Some(c), Some(m)) = (cnt.get_mut(gi as usize), f.m.get(i)) else {
                             continue;
                         };
-                        acc.add_fixed((*m, f.scale))?;
+                        sum.add_fixed(gi as usize, (*m, f.scale))?;
                         *c += 1;
                     }
                 }
@@ -284,22 +371,18 @@ impl AggFn {
                         if !valid.get(i) {
                             continue;
                         }
-                        let (Some(acc), Some(c), Some(x)) =
-                            (sum.get_mut(gi as usize), cnt.get_mut(gi as usize), s.get(i))
-                        else {
+                        let (Some(c), Some(x)) = (cnt.get_mut(gi as usize), s.get(i)) else {
                             continue;
                         };
-                        acc.add(x)?;
+                        sum.add(gi as usize, x)?;
                         *c += 1;
                     }
                 }
                 Ok(Arg::Const(x)) => {
                     if let Some(x) = x {
                         for &gi in g {
-                            if let (Some(acc), Some(c)) =
-                                (sum.get_mut(gi as usize), cnt.get_mut(gi as usize))
-                            {
-                                acc.add(x)?;
+                            if let Some(c) = cnt.get_mut(gi as usize) {
+                                sum.add(gi as usize, x)?;
                                 *c += 1;
                             }
                         }
@@ -311,10 +394,8 @@ impl AggFn {
                     for (i, &gi) in g.iter().enumerate() {
                         let Some(x) = a.get(i) else { continue };
                         let m = if unsigned { i128::from(x as u64) } else { i128::from(x) };
-                        if let (Some(acc), Some(c)) =
-                            (sum.get_mut(gi as usize), cnt.get_mut(gi as usize))
-                        {
-                            acc.add_fixed((m, 0))?;
+                        if let Some(c) = cnt.get_mut(gi as usize) {
+                            sum.add_fixed(gi as usize, (m, 0))?;
                             *c += 1;
                         }
                     }
@@ -380,8 +461,8 @@ impl AggFn {
                     });
                 }
                 let mut col = VecCol::new(EvalType::Decimal, groups);
-                for (s, c) in sum.iter().zip(cnt) {
-                    let v = if *c > 0 { Some(s.value()?) } else { None };
+                for (gi, c) in cnt.iter().enumerate() {
+                    let v = if *c > 0 { Some(sum.value(gi)?) } else { None };
                     DecT::push(&mut col, v.as_ref());
                 }
                 out.push(col);
@@ -554,12 +635,71 @@ fn short_key(keys: &[Value<'_>], colls: &[Collation], i: usize) -> Option<u128> 
     Some(u128::from_le_bytes(w))
 }
 
+/// Scalar function signatures whose results [`find_reuse`] may share between aggregates:
+/// the arithmetic `+`, `-` and `*` of reals, decimals and integers (`PlusReal` 200 to
+/// `MultiplyInt` 210), which are deterministic and so give the same column each time.
+fn shareable(e: &tipb::Expr) -> bool {
+    use tipb::ExprType as T;
+    let Some(tp) = e.tp else { return false };
+    if tp == T::ScalarFunc as i32 {
+        return e.sig.is_some_and(|s| (200..=210).contains(&s)) && e.children.iter().all(shareable);
+    }
+    [
+        T::ColumnRef,
+        T::Null,
+        T::Int64,
+        T::Uint64,
+        T::Float32,
+        T::Float64,
+        T::String,
+        T::Bytes,
+        T::MysqlDecimal,
+        T::MysqlDuration,
+        T::MysqlTime,
+    ]
+    .iter()
+    .any(|&t| t as i32 == tp)
+}
+
+/// For each aggregate, the (child, earlier aggregate) pair whose argument it can reuse (see
+/// `AggregationExecutor::reuse`): an argument that is a function call with a child equal,
+/// as a tipb expression, to the function-call argument of an earlier aggregate.
+fn find_reuse(protos: &[tipb::Expr], aggs: &[AggFn]) -> Vec<Option<(usize, usize)>> {
+    let arg = |e: &tipb::Expr| e.children.first().cloned();
+    protos
+        .iter()
+        .enumerate()
+        .map(|(j, e)| {
+            let a = arg(e)?;
+            let NodeKind::Func(f) = &aggs.get(j)?.arg.kind else { return None };
+            if f.children.len() != a.children.len() {
+                return None;
+            }
+            a.children.iter().enumerate().find_map(|(k, child)| {
+                if child.tp != Some(tipb::ExprType::ScalarFunc as i32) || !shareable(child) {
+                    return None;
+                }
+                let i = protos.get(..j)?.iter().position(|p| arg(p).as_ref() == Some(child))?;
+                let (shared, built) = (&aggs.get(i)?.arg, f.children.get(k)?);
+                (matches!(shared.kind, NodeKind::Func(_))
+                    && shared.ft == built.ft
+                    && shared.et == built.et)
+                    .then_some((k, i))
+            })
+        })
+        .collect()
+}
+
 /// The aggregation executor (simple when there is no GROUP BY, hash otherwise).
 #[derive(Debug)]
 pub struct AggregationExecutor {
     child: Box<dyn Executor>,
     aggs: Vec<AggFn>,
     group_by: Vec<Node>,
+    /// Per aggregate, `Some((k, i))` when child `k` of its argument (a function call) is the
+    /// same expression as the argument of the earlier aggregate `i`, whose value per batch is
+    /// then reused instead of computed again (Q1: `price * (1 - discount)` inside the charge).
+    reuse: Vec<Option<(usize, usize)>>,
     refs: Vec<usize>,
     schema: Vec<FieldType>,
     /// Groups by encoded key: keys of at most [`SHORT_KEY`] bytes packed into a `u128`
@@ -589,6 +729,7 @@ impl AggregationExecutor {
         for e in &agg.group_by {
             group_by.push(build::build(e, &child_schema, cfg, max_depth)?);
         }
+        let reuse = find_reuse(&agg.agg_func, &aggs);
         let mut refs = Vec::new();
         aggs.iter().for_each(|a| a.arg.column_refs(&mut refs));
         group_by.iter().for_each(|g| g.column_refs(&mut refs));
@@ -601,6 +742,7 @@ impl AggregationExecutor {
             child,
             aggs,
             group_by,
+            reuse,
             refs,
             schema,
             short: HashMap::with_hasher(foldhash::fast::RandomState::default()),
@@ -674,10 +816,33 @@ impl AggregationExecutor {
             self.aggs.iter_mut().for_each(|a| a.grow(groups));
             ids
         };
-        for a in &mut self.aggs {
-            let v = eval(&a.arg, batch, ctx)?;
+        let mut kept: Vec<Option<Value<'_>>> = Vec::new();
+        for (j, a) in self.aggs.iter_mut().enumerate() {
+            let reused = match (self.reuse.get(j).copied().flatten(), &a.arg.kind) {
+                (Some((k, i)), NodeKind::Func(f)) => match kept.get(i) {
+                    Some(Some(Value::Owned(shared))) => {
+                        let mut args = Vec::with_capacity(f.children.len());
+                        for (c, child) in f.children.iter().enumerate() {
+                            args.push(if c == k {
+                                Value::Ref(shared)
+                            } else {
+                                eval(child, batch, ctx)?
+                            });
+                        }
+                        Some(Value::Owned(eval_func(f, &a.arg.ft, a.arg.et, &args, n, ctx)?))
+                    }
+                    _ => None,
+                },
+                _ => None,
+            };
+            let v = match reused {
+                Some(v) => v,
+                None => eval(&a.arg, batch, ctx)?,
+            };
             let arg_ft = a.arg.ft;
             a.update(&g, &v, &arg_ft)?;
+            let wanted = self.reuse.iter().flatten().any(|&(_, i)| i == j);
+            kept.push(wanted.then_some(v));
         }
         Ok(())
     }
@@ -794,5 +959,62 @@ mod tests {
         assert_eq!(short_key(&keys, &b, 5), None);
         // A scalar key takes the general path.
         assert_eq!(short_key(&[Value::Scalar(Scalar::Int(1))], &b, 0), None);
+    }
+    #[test]
+    fn dec_sums_plain_then_mixed() {
+        let text = |s: &DecSums, g: usize| s.value(g).unwrap().to_string();
+        let mut s = DecSums::Fixed { m: Vec::new(), scale: None };
+        s.resize(2);
+        let mut cnt = vec![0i64; 2];
+        // 1.25 + 2.50 into group 0, -0.75 into group 1.
+        assert_eq!(s.add_dense(&[0, 1, 0], &[125, -75, 250], 2, &mut cnt), 3);
+        assert_eq!(
+            (text(&s, 0), text(&s, 1), cnt.clone()),
+            ("3.75".into(), "-0.75".into(), vec![2, 1])
+        );
+        assert!(matches!(s, DecSums::Fixed { .. }));
+        // Another scale is not added densely; the general path aligns it.
+        assert_eq!(s.add_dense(&[1], &[5], 1, &mut cnt), 0);
+        s.add_fixed(1, (5, 1)).unwrap();
+        assert_eq!(text(&s, 1), "-0.25");
+        assert!(matches!(s, DecSums::Mixed(_)));
+        // Overflowing the i128 stops the dense add at that row and goes on exactly.
+        let mut s = DecSums::Fixed { m: Vec::new(), scale: None };
+        s.resize(1);
+        let mut cnt = vec![0i64; 1];
+        assert_eq!(s.add_dense(&[0, 0, 0], &[i128::MAX, 1, 2], 0, &mut cnt), 1);
+        s.add_fixed(0, (1, 0)).unwrap();
+        s.add_fixed(0, (2, 0)).unwrap();
+        assert_eq!(text(&s, 0), (i128::MAX as u128 + 3).to_string());
+        assert_eq!(cnt, vec![1]);
+        // Decimals that are not fixed point also switch to one accumulator per group.
+        let mut s = DecSums::Fixed { m: Vec::new(), scale: None };
+        s.resize(1);
+        let big: Decimal = "100000000000000000000000000000000000000000000000000".parse().unwrap();
+        s.add(0, &big).unwrap();
+        s.add_fixed(0, (1, 0)).unwrap();
+        assert_eq!(text(&s, 0), "100000000000000000000000000000000000000000000000001");
+    }
+
+    /// Builds the expression `tipb::Expr` of a scalar function `sig` over `children`.
+    fn func(sig: i32, children: Vec<tipb::Expr>) -> tipb::Expr {
+        tipb::Expr {
+            tp: Some(tipb::ExprType::ScalarFunc as i32),
+            sig: Some(sig),
+            children,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn only_arithmetic_is_shared() {
+        let col = tipb::Expr { tp: Some(tipb::ExprType::ColumnRef as i32), ..Default::default() };
+        let prod = func(209, vec![col.clone(), col.clone()]); // MultiplyDecimal
+        assert!(shareable(&prod));
+        assert!(shareable(&func(205, vec![col.clone(), prod.clone()]))); // MinusDecimal
+        // Any other function (here a comparison), even inside arithmetic, is not shared.
+        let lt = func(100, vec![col.clone(), col.clone()]);
+        assert!(!shareable(&lt));
+        assert!(!shareable(&func(210, vec![lt, col])));
     }
 }
