@@ -836,3 +836,33 @@ fn huge_inputs_do_not_panic() {
         assert!(Tz::from_name(&s).is_err());
     }
 }
+
+#[test]
+fn add_duration_carries_across_days_and_months() {
+    use rcop_datum::{Duration, Time, TimeType, Tz};
+    let h = 3_600 * 1_000_000_000i64;
+    let base = Time::parse("2020-02-28", TimeType::Date, 0).unwrap();
+    let d = Duration::from_nanos(25 * h + 30 * 60 * 1_000_000_000, 0).unwrap();
+    let t = base.add_duration(&d, TimeType::DateTime, 0).unwrap();
+    assert_eq!(t.to_string(), "2020-02-29 01:30:00");
+    assert_eq!(base.add_duration(&d, TimeType::Date, 0).unwrap().to_string(), "2020-02-29");
+    let back = Time::parse("2020-03-01", TimeType::Date, 0).unwrap();
+    let minus = Duration::from_nanos(-1_000_000_000, 0).unwrap();
+    let t = back.add_duration(&minus, TimeType::DateTime, 0).unwrap();
+    assert_eq!(t.to_string(), "2020-02-29 23:59:59");
+    let half = Duration::from_nanos(1_500_000_000, 1).unwrap();
+    assert_eq!(
+        base.add_duration(&half, TimeType::DateTime, 0).unwrap().to_string(),
+        "2020-02-28 00:00:02"
+    );
+    assert_eq!(
+        base.add_duration(&half, TimeType::DateTime, 1).unwrap().to_string(),
+        "2020-02-28 00:00:01.5"
+    );
+    // Today is a date with no time part, in the zone asked for.
+    let today = Time::today(&Tz::utc()).unwrap();
+    assert_eq!(today.time_type(), TimeType::Date);
+    assert_eq!((today.hour(), today.minute(), today.second()), (0, 0, 0));
+    let east = Time::today(&Tz::from_offset_secs(14 * 3_600 - 1).unwrap()).unwrap();
+    assert!(east >= today);
+}

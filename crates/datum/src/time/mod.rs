@@ -622,6 +622,31 @@ impl Time {
     }
 
     /// The jiff civil datetime of this value.
+    /// Today's date in `tz` by the system clock: what MySQL's `CURRENT_DATE` gives a session.
+    pub fn today(tz: &Tz) -> Result<Time> {
+        let now = tz.zone().to_datetime(jiff::Timestamp::now());
+        Time::from_civil(now.date().to_datetime(jiff::civil::Time::midnight()), TimeType::Date, 0)
+    }
+
+    /// `self` plus `d`, as a value of type `tp` with `fsp`. MySQL converts a `TIME` to a
+    /// `DATETIME` this way, adding it to the current date ([`Time::today`]); a `DATE` result
+    /// drops the time part (`CAST(TIME '30:00:00' AS DATE)` is tomorrow).
+    pub fn add_duration(
+        &self,
+        d: &crate::duration::Duration,
+        tp: TimeType,
+        fsp: u8,
+    ) -> Result<Time> {
+        let sum = self
+            .civil()?
+            .checked_add(jiff::SignedDuration::from_nanos(d.nanos()))
+            .map_err(|_| Error::Overflow { what: what_of(tp) })?;
+        if tp == TimeType::Date {
+            return Time::from_civil(sum.date().to_datetime(jiff::civil::Time::midnight()), tp, 0);
+        }
+        Time::from_civil(sum, tp, MAX_FSP)?.round_frac(fsp)
+    }
+
     fn civil(&self) -> Result<jiff::civil::DateTime> {
         let invalid = |_| Error::Invalid { what: "timestamp", reason: "not a calendar date" };
         // All fields are range-checked, so the narrowing casts are lossless.

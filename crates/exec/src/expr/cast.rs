@@ -172,7 +172,12 @@ pub fn cast(
                 + i64::from(t.micro()) * 1_000;
             Ok(Some(Duration::from_nanos(nanos, to_ft.fsp())?))
         }),
-        _ => Err(Error::unsupported("CAST", format!("{from:?} to {to:?}"))),
+        (T::Duration, T::DateTime) => {
+            // MySQL adds the duration to the session's current date.
+            let today = Time::today(&ctx.cfg.tz)?;
+            let (tp, fsp) = (to_ft.time_type(), to_ft.fsp());
+            map1::<DurT, TimeT>(n, v.arg()?, ctx, |d, _| Ok(Some(today.add_duration(&d, tp, fsp)?)))
+        }
     }
 }
 

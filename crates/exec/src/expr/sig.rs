@@ -120,9 +120,7 @@ pub fn check(sig: i32, args: &[EvalType]) -> Result<EvalType> {
             (Int | Real | Decimal | Bytes | DateTime | Duration, Int | Real | Decimal | Bytes) => {
                 Ok(to)
             }
-            (Int | Real | Decimal | Bytes | DateTime, DateTime)
-            | (Int | Real | Decimal | Bytes | DateTime | Duration, Duration) => Ok(to),
-            _ => Err(unsupported(sig)),
+            (Int | Real | Decimal | Bytes | DateTime | Duration, DateTime | Duration) => Ok(to),
         };
     }
     let same = |t: EvalType, n: usize| -> Result<EvalType> {
