@@ -3,6 +3,8 @@
 //! worker are routed around.
 #![expect(clippy::unwrap_used, reason = "fixture setup in helpers")]
 
+mod common;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -61,23 +63,6 @@ async fn worker(dfs: &DfsConfig, memory_upper_threshold: Option<u64>) -> WorkerH
     Worker::builder(cfg).build().unwrap().bind().await.unwrap().spawn()
 }
 
-async fn node(dfs: &DfsConfig, workers: &[&WorkerHandle]) -> StorageNode {
-    let addrs: Vec<String> =
-        workers.iter().map(|w| format!("\"http://{}\"", w.local_addr())).collect();
-    let kvengine = rcop_offload::Config::from_toml_str(&format!(
-        "remote-coprocessor-addr = [{}]\nremote-coprocessor-min-blocks-size = \"256KiB\"\n\
-         remote-coprocessor-backoff-base = \"10ms\"\nremote-coprocessor-backoff-max = \"20ms\"",
-        addrs.join(", ")
-    ))
-    .unwrap();
-    let cfg = NodeConfig { dfs: dfs.clone(), kvengine, ..NodeConfig::default() };
-    let store = Arc::new(SstStore::from_config(&dfs.store_config()).unwrap());
-    let node = StorageNode::new(&cfg, store).unwrap();
-    let spec = LoadSpec { scale_factor: 0.002, memtable_tail: 250, ..LoadSpec::default() };
-    node.load(&spec, dags::tso_now(), |_| {}).await.unwrap();
-    node
-}
-
 /// Runs `query` through the node and locally; asserts equal answers; returns the path.
 async fn check(node: &Arc<StorageNode>, query: &dags::Query) -> Path {
     check_timed(node, query).await.0
@@ -100,7 +85,7 @@ async fn offloaded_over_s3_equals_local_for_every_example_query() {
     let dir = tempfile::tempdir().unwrap();
     let dfs = s3_endpoint(dir.path()).await;
     let (a, b) = (worker(&dfs, None).await, worker(&dfs, None).await);
-    let node = Arc::new(node(&dfs, &[&a, &b]).await);
+    let node = Arc::new(common::node(&dfs, &[&a, &b], "20ms").await);
     let mut remote = 0;
     for query in dags::all().unwrap() {
         let path = check(&node, &query).await;
@@ -122,7 +107,7 @@ async fn a_stopped_worker_is_routed_around() {
     let dfs = s3_endpoint(dir.path()).await;
     let (a, b) = (worker(&dfs, None).await, worker(&dfs, None).await);
     let b_url = format!("http://{}/coprocessor", b.local_addr());
-    let node = Arc::new(node(&dfs, &[&a, &b]).await);
+    let node = Arc::new(common::node(&dfs, &[&a, &b], "20ms").await);
     a.shutdown().await.unwrap();
     for query in [dags::q6().unwrap(), dags::q1().unwrap(), dags::top_n().unwrap()] {
         match check(&node, &query).await {
@@ -140,7 +125,7 @@ async fn a_busy_worker_answers_503_and_the_other_serves() {
     // `busy` can reserve 1 KiB: every snapshot is refused with 503.
     let (busy, ok) = (worker(&dfs, Some(1024)).await, worker(&dfs, None).await);
     let ok_url = format!("http://{}/coprocessor", ok.local_addr());
-    let node = Arc::new(node(&dfs, &[&busy, &ok]).await);
+    let node = Arc::new(common::node(&dfs, &[&busy, &ok], "20ms").await);
     for query in [dags::q6().unwrap(), dags::q1().unwrap()] {
         match check(&node, &query).await {
             Path::Remote { worker, .. } => assert_eq!(worker.as_deref(), Some(ok_url.as_str())),
@@ -156,7 +141,7 @@ async fn mixed_load_small_requests_beside_heavy_ones() {
     let dir = tempfile::tempdir().unwrap();
     let dfs = s3_endpoint(dir.path()).await;
     let (a, b) = (worker(&dfs, None).await, worker(&dfs, None).await);
-    let node = Arc::new(node(&dfs, &[&a, &b]).await);
+    let node = Arc::new(common::node(&dfs, &[&a, &b], "20ms").await);
     let heavy = dags::q1().unwrap();
     let small = dags::selective().unwrap();
     let heavy_runs = (0..2).map(|_| {
@@ -256,7 +241,7 @@ async fn a_burst_under_a_small_memory_threshold_is_all_answered() {
     let dfs = s3_endpoint(dir.path()).await;
     // Room for about one Q1 snapshot per worker at a time: the rest get 503 and are retried.
     let (a, b) = (worker(&dfs, Some(3 << 20)).await, worker(&dfs, Some(3 << 20)).await);
-    let node = Arc::new(node(&dfs, &[&a, &b]).await);
+    let node = Arc::new(common::node(&dfs, &[&a, &b], "20ms").await);
     let q1 = dags::q1().unwrap();
     let runs = (0..8).map(|_| {
         let node = Arc::clone(&node);

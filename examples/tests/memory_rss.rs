@@ -10,14 +10,15 @@
 //! show).
 #![expect(clippy::unwrap_used, reason = "fixture setup in helpers outside #[test] fns")]
 
+mod common;
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use rcop_examples::{LoadSpec, NodeConfig, Path, StorageNode, dags};
+use rcop_examples::{Path, StorageNode, dags};
 use rcop_limiter::{MemoryThreshold, ReadableSize};
-use rcop_sst::SstStore;
 use rcop_worker::{DfsBackend, DfsConfig, Worker, WorkerConfig, WorkerHandle};
 
 /// Snapshot bytes each worker may reserve: about one Q1 snapshot at this scale factor.
@@ -57,23 +58,6 @@ async fn worker(dfs: &DfsConfig) -> WorkerHandle {
     };
     cfg.limiter.memory_upper_threshold = MemoryThreshold::Absolute(ReadableSize(THRESHOLD));
     Worker::builder(cfg).build().unwrap().bind().await.unwrap().spawn()
-}
-
-async fn node(dfs: &DfsConfig, workers: &[&WorkerHandle]) -> StorageNode {
-    let addrs: Vec<String> =
-        workers.iter().map(|w| format!("\"http://{}\"", w.local_addr())).collect();
-    let kvengine = rcop_offload::Config::from_toml_str(&format!(
-        "remote-coprocessor-addr = [{}]\nremote-coprocessor-min-blocks-size = \"256KiB\"\n\
-         remote-coprocessor-backoff-base = \"10ms\"\nremote-coprocessor-backoff-max = \"40ms\"",
-        addrs.join(", ")
-    ))
-    .unwrap();
-    let cfg = NodeConfig { dfs: dfs.clone(), kvengine, ..NodeConfig::default() };
-    let store = Arc::new(SstStore::from_config(&dfs.store_config()).unwrap());
-    let node = StorageNode::new(&cfg, store).unwrap();
-    let spec = LoadSpec { scale_factor: 0.002, memtable_tail: 250, ..LoadSpec::default() };
-    node.load(&spec, dags::tso_now(), |_| {}).await.unwrap();
-    node
 }
 
 /// Serves `query` through the node; returns the answer's data and how it was served.
@@ -116,7 +100,7 @@ async fn a_burst_under_a_small_memory_threshold_keeps_rss_bounded() {
         ..DfsConfig::default()
     };
     let (a, b) = (worker(&dfs).await, worker(&dfs).await);
-    let node = Arc::new(node(&dfs, &[&a, &b]).await);
+    let node = Arc::new(common::node(&dfs, &[&a, &b], "40ms").await);
     let q1 = dags::q1().unwrap();
     // The expected answer (the data does not change, so one local run serves every later
     // read ts), computed before the burst so that local execution stays out of the RSS
