@@ -20,6 +20,23 @@ impl<'a> Cursor<'a> {
         Cursor { buf, pos: 0, file_id, base }
     }
 
+    /// Opens a metadata section: reads its leading u32 checksum, verifies it over the rest of
+    /// `buf` (a mismatch is `ChecksumMismatch` naming `what` at `base`), and returns a cursor
+    /// positioned after it.
+    pub(crate) fn checked_section(
+        buf: &'a [u8],
+        checksum: crate::types::ChecksumType,
+        file_id: FileId,
+        base: u64,
+        what: &'static str,
+    ) -> Result<Self> {
+        let mut c = Cursor::new(buf, file_id, base);
+        let sum = c.u32(what)?;
+        crate::compress::verify_checksum(checksum, sum, buf.get(4..).unwrap_or_default())
+            .map_err(|()| Error::corrupt(file_id, base, CorruptKind::ChecksumMismatch, what))?;
+        Ok(c)
+    }
+
     pub(crate) fn pos(&self) -> usize {
         self.pos
     }

@@ -13,7 +13,6 @@ use bytes::Bytes;
 use xorf::{BinaryFuse8, Filter as _};
 
 use crate::codec::{Cursor, put_u32, put_u64};
-use crate::compress::verify_checksum;
 use crate::error::{CorruptKind, Error, Result};
 use crate::types::{ChecksumType, FileId};
 
@@ -73,10 +72,7 @@ impl KeyFilter {
         abs: u64,
     ) -> Result<Self> {
         let corrupt = |k, d| Error::corrupt(file_id, abs, k, d);
-        let mut c = Cursor::new(data, file_id, abs);
-        let sum = c.u32("filter checksum")?;
-        verify_checksum(checksum, sum, data.get(4..).unwrap_or_default())
-            .map_err(|()| corrupt(CorruptKind::ChecksumMismatch, "filter checksum"))?;
+        let mut c = Cursor::checked_section(data, checksum, file_id, abs, "filter checksum")?;
         let ty = c.u32("filter type")?;
         let len = c.u32("filter length")? as usize;
         let body = c.bytes(len, "filter body")?;

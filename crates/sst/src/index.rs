@@ -18,7 +18,6 @@ use std::ops::Range;
 use bytes::Bytes;
 
 use crate::codec::{Cursor, cmp_split, common_prefix_len, put_u16, put_u32, put_u64, u32_at};
-use crate::compress::verify_checksum;
 use crate::error::{CorruptKind, Error, Result};
 use crate::types::{ChecksumType, FileId};
 
@@ -139,10 +138,7 @@ impl Index {
         abs: u64,
     ) -> Result<Index> {
         let corrupt = |k, d| Error::corrupt(file_id, abs, k, d);
-        let mut c = Cursor::new(&data, file_id, abs);
-        let sum = c.u32("index checksum")?;
-        verify_checksum(checksum, sum, data.get(4..).unwrap_or_default())
-            .map_err(|()| corrupt(CorruptKind::ChecksumMismatch, "index checksum"))?;
+        let mut c = Cursor::checked_section(&data, checksum, file_id, abs, "index checksum")?;
         if c.u32("index format")? != INDEX_FORMAT_V1 {
             return Err(corrupt(CorruptKind::Unsupported, "index format version"));
         }

@@ -7,7 +7,6 @@
 use bytes::Bytes;
 
 use crate::codec::{Cursor, put_u16, put_u32};
-use crate::compress::verify_checksum;
 use crate::error::{CorruptKind, Error, Result};
 use crate::types::{ChecksumType, FileId};
 
@@ -72,10 +71,7 @@ impl Properties {
         abs: u64,
     ) -> Result<Self> {
         let corrupt = |k, d| Error::corrupt(file_id, abs, k, d);
-        let mut c = Cursor::new(data, file_id, abs);
-        let sum = c.u32("properties checksum")?;
-        verify_checksum(checksum, sum, data.get(4..).unwrap_or_default())
-            .map_err(|()| corrupt(CorruptKind::ChecksumMismatch, "properties checksum"))?;
+        let mut c = Cursor::checked_section(data, checksum, file_id, abs, "properties checksum")?;
         let mut p = Properties::default();
         while c.remaining() > 0 {
             let kl = c.u16("property key length")? as usize;
