@@ -280,7 +280,9 @@ impl Offloader {
         if let Some(m) = &self.metrics {
             m.estimate_blocks.observe(estimate as f64);
         }
-        let prepared = match self.prepare(request, source, deadline) {
+        // Lock checks and the export copy every memtable row of the ranges: CPU work that must
+        // not stall the other tasks of the caller's runtime thread.
+        let prepared = match cpu_bound(|| self.prepare(request, source, deadline)) {
             Ok(p) => p,
             Err(PrepareError::Source(e)) => {
                 return self.respond_source_error(&e, estimate, threshold);
@@ -415,6 +417,16 @@ pub enum PrepareError {
     /// A part exceeded the envelope's `u32` lengths.
     #[error(transparent)]
     Envelope(#[from] rcop_wire::Error),
+}
+
+/// Runs CPU-bound `f`. On a multi-thread tokio runtime the current worker thread hands its
+/// other tasks to the rest of the pool first (`block_in_place`); elsewhere `f` just runs.
+fn cpu_bound<T>(f: impl FnOnce() -> T) -> T {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == RuntimeFlavor::MultiThread => tokio::task::block_in_place(f),
+        _ => f(),
+    }
 }
 
 #[cfg(test)]
