@@ -349,14 +349,7 @@ fn fixed_fast_path(s: i32, args: &[Value<'_>], n: usize) -> Option<VecCol> {
     let scale = sa.max(sb);
     let (pa, pb) = (fixed::pow10(u32::from(scale - sa))?, fixed::pow10(u32::from(scale - sb))?);
     if let Some((op, _)) = cmp {
-        let test: fn(Ordering) -> bool = match op {
-            CmpOp::Lt => Ordering::is_lt,
-            CmpOp::Le => Ordering::is_le,
-            CmpOp::Gt => Ordering::is_gt,
-            CmpOp::Ge => Ordering::is_ge,
-            CmpOp::Eq => Ordering::is_eq,
-            _ => Ordering::is_ne,
-        };
+        let test = op.ordering_test();
         let mut data = Vec::with_capacity(n);
         for i in 0..n {
             let (p, q) = (rescale(a.at(i), pa)?, rescale(b.at(i), pb)?);
@@ -562,14 +555,7 @@ pub fn compare<'a, E: Elem>(
         }
         return VecCol { data: ColData::Int(data), valid: Bitmap::all_valid(n) };
     }
-    let test: fn(Ordering) -> bool = match op {
-        CmpOp::Lt => Ordering::is_lt,
-        CmpOp::Le => Ordering::is_le,
-        CmpOp::Gt => Ordering::is_gt,
-        CmpOp::Ge => Ordering::is_ge,
-        CmpOp::Eq => Ordering::is_eq,
-        _ => Ordering::is_ne,
-    };
+    let test = op.ordering_test();
     let data = zip_all(n, a, b, |x, y| i64::from(test(cmp(x, y))));
     VecCol { data: ColData::Int(data), valid: valid2(n, &a, &b) }
 }

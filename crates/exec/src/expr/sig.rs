@@ -1,5 +1,7 @@
 //! Scalar function signatures: which ones are supported and how they are typed.
 
+use std::cmp::Ordering;
+
 use rcop_proto::tipb;
 
 use crate::error::{Error, Result};
@@ -41,6 +43,21 @@ pub enum CmpOp {
     Ne,
     /// `<=>`
     NullEq,
+}
+
+impl CmpOp {
+    /// The test of an [`Ordering`] this operator applies to two non-NULL values (`<=>` is
+    /// `=` there; its NULL handling is the caller's).
+    pub fn ordering_test(self) -> fn(Ordering) -> bool {
+        match self {
+            CmpOp::Lt => Ordering::is_lt,
+            CmpOp::Le => Ordering::is_le,
+            CmpOp::Gt => Ordering::is_gt,
+            CmpOp::Ge => Ordering::is_ge,
+            CmpOp::Eq | CmpOp::NullEq => Ordering::is_eq,
+            CmpOp::Ne => Ordering::is_ne,
+        }
+    }
 }
 
 /// The operator and operand type of a comparison signature (100–165).
