@@ -4,6 +4,7 @@ use rcop_datum::chunk::{ChunkColumn, mysql_type as mt};
 use rcop_datum::codec;
 use rcop_datum::datum::flag;
 use rcop_datum::{TimeType, Tz};
+use rcop_proto::tipb;
 
 use crate::batch::Batch;
 use crate::column::{ColData, VecCol};
@@ -152,6 +153,41 @@ pub fn encode_chunk(
         cc.encode(out)?;
     }
     Ok(())
+}
+
+/// The number of rows a `SelectResponse` carries, read from its chunks without decoding the
+/// values: `output_columns` is the DAG's number of output offsets.
+///
+/// # Errors
+///
+/// [`Error::Corrupt`] when a chunk does not parse as the response's encoding.
+pub fn count_rows(response: &tipb::SelectResponse, output_columns: usize) -> Result<u64> {
+    if output_columns == 0 {
+        return Ok(0);
+    }
+    let chunked = response.encode_type() == tipb::EncodeType::TypeChunk;
+    let mut rows = 0u64;
+    for chunk in &response.chunks {
+        let data = chunk.rows_data.as_deref().unwrap_or(&[]);
+        if data.is_empty() {
+            continue;
+        }
+        if chunked {
+            // Every column of a chunk has the same length; the first one's header says it.
+            let mut r = rcop_datum::Reader::new(data);
+            rows += u64::from(r.read_u32_le("chunk column length")?);
+        } else {
+            let mut rest = data;
+            let mut datums = 0u64;
+            while !rest.is_empty() {
+                let (_, tail) = rcop_datum::datum::split_datum(rest)?;
+                rest = tail;
+                datums += 1;
+            }
+            rows += datums / output_columns as u64;
+        }
+    }
+    Ok(rows)
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use rcop_proto::{REQ_TYPE_DAG, coprocessor, tipb};
 
 use crate::ctx::{EvalConfig, EvalContext};
 use crate::encode;
-use crate::error::{Error, Result};
+use crate::error::{Error, Feature, Result};
 use crate::exec::{
     AggregationExecutor, ExecEnv, ExecStats, Executor, LimitExecutor, ProjectionExecutor,
     SelectionExecutor, TableScanExecutor, TopNExecutor,
@@ -103,7 +103,24 @@ impl Engine {
         }
     }
 
-    /// Runs a decoded DAG over `ranges`. `paging_size` 0 means no paging.
+    /// Whether this engine can run `dag`: `Ok` when it builds, else the first thing it cannot
+    /// run ([`Error::Unsupported`]) or why the DAG is malformed. The check is the engine's
+    /// own builder run without data, so it accepts exactly what [`execute_dag`] runs.
+    ///
+    /// [`execute_dag`]: Self::execute_dag
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Unsupported`] naming the first unsupported executor, function, type,
+    /// collation, aggregate or encoding; any other variant for a malformed DAG.
+    pub fn check_dag(&self, dag: &tipb::DagRequest) -> Result<()> {
+        let cfg = EvalConfig::from_dag(dag)?;
+        let root = build_executors(dag, &[], &cfg, self.config.max_expr_depth)?;
+        output_offsets(dag, root.schema()).map(drop)
+    }
+
+    /// Runs a decoded DAG over `ranges`. `paging_size` 0 means no paging: the whole answer
+    /// comes back in one response, whatever [`EngineConfig::max_response_bytes`] says.
     pub fn execute_dag(
         &self,
         dag: &tipb::DagRequest,
@@ -114,25 +131,11 @@ impl Engine {
         let cfg = EvalConfig::from_dag(dag)?;
         let mut root = build_executors(dag, ranges, &cfg, self.config.max_expr_depth)?;
         let schema = root.schema().to_vec();
-        let offsets: Vec<usize> = dag
-            .output_offsets
-            .iter()
-            .map(|&o| {
-                let o = o as usize;
-                if o < schema.len() {
-                    Ok(o)
-                } else {
-                    Err(Error::invalid(format!(
-                        "output offset {o} out of range (schema has {} columns)",
-                        schema.len()
-                    )))
-                }
-            })
-            .collect::<Result<_>>()?;
-        for &o in &offsets {
-            schema.get(o).map(|f| f.eval_type()).transpose()?;
-        }
+        let offsets = output_offsets(dag, &schema)?;
         let chunked = dag.encode_type() == tipb::EncodeType::TypeChunk;
+        // The answer is cut into pages only when the request pages: a non-paging request is
+        // answered whole (TiDB reads `Response.range` only when it asked for paging).
+        let byte_cap = if paging_size > 0 { self.config.max_response_bytes } else { usize::MAX };
         let tz = cfg.tz.clone();
         let mut ctx = EvalContext::new(cfg);
         let mut env = ExecEnv { ctx: &mut ctx, source };
@@ -165,8 +168,7 @@ impl Engine {
             if r.drained {
                 break;
             }
-            let page_full =
-                (paging > 0 && rows >= paging) || bytes >= self.config.max_response_bytes;
+            let page_full = (paging > 0 && rows >= paging) || bytes >= byte_cap;
             // A page can only end where the scan can resume: never while a blocking executor
             // (aggregation, TopN) is emitting results of an exhausted scan.
             if page_full && root.scan_counters().scanned_range().is_some() {
@@ -179,11 +181,9 @@ impl Engine {
         let scanned_range = if stopped_early { counters.scanned_range() } else { None };
         let mut response = tipb::SelectResponse {
             chunks,
-            encode_type: Some(if chunked {
-                tipb::EncodeType::TypeChunk as i32
-            } else {
-                tipb::EncodeType::TypeDefault as i32
-            }),
+            // As TiKV: the encoding asked for is echoed; everything but TypeChunk is encoded
+            // as datums.
+            encode_type: Some(dag.encode_type() as i32),
             output_counts: counters.counts.clone(),
             ..Default::default()
         };
@@ -207,6 +207,27 @@ impl Engine {
         response.warning_count = Some(count as i64);
         Ok(DagOutput { response, scanned_range })
     }
+}
+
+/// The DAG's output offsets, checked against the root's schema (every output column must
+/// have a type the encoders know).
+fn output_offsets(
+    dag: &tipb::DagRequest,
+    schema: &[crate::types::FieldType],
+) -> Result<Vec<usize>> {
+    dag.output_offsets
+        .iter()
+        .map(|&o| {
+            let o = o as usize;
+            match schema.get(o) {
+                Some(ft) => ft.eval_type().map(|_| o),
+                None => Err(Error::invalid(format!(
+                    "output offset {o} out of range (schema has {} columns)",
+                    schema.len()
+                ))),
+            }
+        })
+        .collect()
 }
 
 /// The `SelectResponse` carrying an error.
@@ -263,6 +284,26 @@ pub const MAX_EXECUTORS: usize = 64;
 /// Most columns a scan may read or a response may return (MySQL's table limit is 4096).
 pub const MAX_COLUMNS: usize = 4096;
 
+/// The executors the engine builds, by tipb `ExecType`; [`build_executors`] refuses every
+/// other type before looking at its body, and the capability listing prints this table.
+pub const EXECUTORS: &[tipb::ExecType] = &[
+    tipb::ExecType::TypeTableScan,
+    tipb::ExecType::TypeSelection,
+    tipb::ExecType::TypeAggregation,
+    tipb::ExecType::TypeStreamAgg,
+    tipb::ExecType::TypeTopN,
+    tipb::ExecType::TypeLimit,
+    tipb::ExecType::TypeProjection,
+];
+
+/// The response encodings the engine writes. Any other `encode_type` is answered with
+/// datums and echoed back, as TiKV does.
+pub const ENCODE_TYPES: &[tipb::EncodeType] =
+    &[tipb::EncodeType::TypeDefault, tipb::EncodeType::TypeChunk];
+
+/// The scans (the first executor of a chain) among [`EXECUTORS`].
+const SCANS: &[tipb::ExecType] = &[tipb::ExecType::TypeTableScan];
+
 /// Builds the executor chain of a DAG (post-order list: scan first).
 pub fn build_executors(
     dag: &tipb::DagRequest,
@@ -283,6 +324,19 @@ pub fn build_executors(
             dag.output_offsets.len()
         )));
     }
+    for (i, e) in dag.executors.iter().enumerate() {
+        let tp = e.tp.unwrap_or(-1);
+        let known = |list: &[tipb::ExecType]| list.iter().any(|x| *x as i32 == tp);
+        if !known(EXECUTORS) {
+            return Err(Error::unsupported(Feature::Executor, exec_type_name(tp)));
+        }
+        if known(SCANS) != (i == 0) {
+            return Err(Error::invalid(format!(
+                "a scan must come first and only first, got {} at {i}",
+                exec_type_name(tp)
+            )));
+        }
+    }
     let mut it = dag.executors.iter();
     let first = it.next().ok_or_else(|| Error::invalid("DAG has no executors"))?;
     let mut root: Box<dyn Executor> = match first.tp.unwrap_or(-1) {
@@ -296,13 +350,7 @@ pub fn build_executors(
             }
             Box::new(TableScanExecutor::new(ts, ranges.to_vec(), cfg)?)
         }
-        tp @ (1 | 12) => return Err(Error::unsupported("ExecType", exec_type_name(tp))),
-        tp => {
-            return Err(Error::invalid(format!(
-                "the first executor must be a scan, got {}",
-                exec_type_name(tp)
-            )));
-        }
+        tp => return Err(Error::unsupported(Feature::Executor, exec_type_name(tp))),
     };
     for e in it {
         let schema = root.schema().to_vec();
@@ -338,24 +386,27 @@ pub fn build_executors(
             4 => {
                 let t = e.top_n.as_ref().ok_or_else(|| missing("topN"))?;
                 if !t.partition_by.is_empty() {
-                    return Err(Error::unsupported("ExecType", "TopN with partition_by"));
+                    return Err(Error::unsupported(Feature::Executor, "TopN with partition_by"));
                 }
                 let mut order = Vec::with_capacity(t.order_by.len());
                 for b in &t.order_by {
                     let ex =
                         b.expr.as_ref().ok_or_else(|| Error::invalid("ByItem without expr"))?;
-                    order.push((expr::build(ex, &schema, cfg, depth)?, b.desc == Some(true)));
+                    let key = expr::build(ex, &schema, cfg, depth)?;
+                    // Strings order under their collation; one we cannot apply is an error.
+                    crate::exec::require_collation(&key.ft_for_output())?;
+                    order.push((key, b.desc == Some(true)));
                 }
                 Box::new(TopNExecutor::new(root, order, t.limit.unwrap_or(0)))
             }
             5 => {
                 let l = e.limit.as_ref().ok_or_else(|| missing("limit"))?;
                 if !l.partition_by.is_empty() {
-                    return Err(Error::unsupported("ExecType", "Limit with partition_by"));
+                    return Err(Error::unsupported(Feature::Executor, "Limit with partition_by"));
                 }
                 Box::new(LimitExecutor::new(root, l.limit.unwrap_or(0)))
             }
-            tp => return Err(Error::unsupported("ExecType", exec_type_name(tp))),
+            tp => return Err(Error::unsupported(Feature::Executor, exec_type_name(tp))),
         };
     }
     Ok(root)

@@ -13,6 +13,73 @@ pub const ER_TRUNCATED_WRONG_VALUE: i32 = 1292;
 /// MySQL error code of a NULL in a NOT NULL column (`ER_BAD_NULL_ERROR`).
 pub const ER_BAD_NULL: i32 = 1048;
 
+/// The kinds of things a request can use that the engine may not implement: what an
+/// [`Error::Unsupported`] names, and what the capability check ([`crate::check_dag`])
+/// reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Feature {
+    /// A coprocessor request type other than DAG (103).
+    RequestType,
+    /// An executor (`tipb.ExecType`), or a form of one (TopN with `partition_by`, …).
+    Executor,
+    /// An expression node type (`tipb.ExprType`).
+    ExprType,
+    /// A scalar function signature (`tipb.ScalarFuncSig`).
+    ScalarFunc,
+    /// An aggregate function (an aggregate `tipb.ExprType`).
+    AggregateFunction,
+    /// An aggregate mode (`tipb.AggFunctionMode`), DISTINCT, or an argument form.
+    AggregateMode,
+    /// A column or expression field type (MySQL type code).
+    FieldType,
+    /// A collation id.
+    Collation,
+    /// A response encoding (`tipb.EncodeType`).
+    EncodeType,
+    /// A session time zone.
+    TimeZone,
+    /// A LIKE escape character.
+    LikeEscape,
+}
+
+impl Feature {
+    /// A short stable name, e.g. for a metric label (`"scalar_func"`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Feature::RequestType => "request_type",
+            Feature::Executor => "executor",
+            Feature::ExprType => "expr_type",
+            Feature::ScalarFunc => "scalar_func",
+            Feature::AggregateFunction => "aggregate_function",
+            Feature::AggregateMode => "aggregate_mode",
+            Feature::FieldType => "field_type",
+            Feature::Collation => "collation",
+            Feature::EncodeType => "encode_type",
+            Feature::TimeZone => "time_zone",
+            Feature::LikeEscape => "like_escape",
+        }
+    }
+}
+
+impl std::fmt::Display for Feature {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Feature::RequestType => "request type",
+            Feature::Executor => "ExecType",
+            Feature::ExprType => "ExprType",
+            Feature::ScalarFunc => "ScalarFuncSig",
+            Feature::AggregateFunction => "aggregate function",
+            Feature::AggregateMode => "aggregate",
+            Feature::FieldType => "field type",
+            Feature::Collation => "collation",
+            Feature::EncodeType => "EncodeType",
+            Feature::TimeZone => "time zone",
+            Feature::LikeEscape => "LIKE escape",
+        })
+    }
+}
+
 /// What went wrong while running a DAG request.
 ///
 /// Request and evaluation errors end up in `SelectResponse.error` (with [`Error::code`]);
@@ -25,8 +92,8 @@ pub enum Error {
     /// scalar function signature, a field type, a collation, an aggregate mode …).
     #[error("unsupported {what}: {detail}")]
     Unsupported {
-        /// The kind of thing, e.g. "ScalarFuncSig".
-        what: &'static str,
+        /// The kind of thing, e.g. [`Feature::ScalarFunc`].
+        what: Feature,
         /// Which one, e.g. "RegexpSig (4311)".
         detail: String,
     },
@@ -80,7 +147,7 @@ impl Error {
         }
     }
 
-    pub(crate) fn unsupported(what: &'static str, detail: impl Into<String>) -> Error {
+    pub(crate) fn unsupported(what: Feature, detail: impl Into<String>) -> Error {
         Error::Unsupported { what, detail: detail.into() }
     }
 

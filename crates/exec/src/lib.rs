@@ -58,6 +58,7 @@
 #![warn(missing_docs)]
 
 mod batch;
+mod capability;
 mod column;
 mod ctx;
 mod encode;
@@ -70,6 +71,7 @@ mod scan;
 mod types;
 
 pub use batch::{Batch, LazyCol};
+pub use capability::{Capabilities, check_dag};
 pub use column::{
     Arg, Bitmap, BytesT, BytesVec, ColData, DecT, DurT, Elem, FixedVec, IntT, RealT, Scalar, TimeT,
     VecCol,
@@ -80,12 +82,12 @@ pub use ctx::{
     FLAG_TRUNCATE_AS_WARNING, MODE_ERROR_FOR_DIVISION_BY_ZERO, MODE_STRICT_ALL_TABLES,
     MODE_STRICT_TRANS_TABLES,
 };
-pub use encode::{encode_chunk, encode_datum, encode_default};
+pub use encode::{count_rows, encode_chunk, encode_datum, encode_default};
 pub use engine::{
-    BATCH_GROW_FACTOR, BATCH_INITIAL_SIZE, BATCH_MAX_SIZE, DagOutput, Engine, EngineConfig,
-    MAX_COLUMNS, MAX_EXECUTORS, build_executors, error_response,
+    BATCH_GROW_FACTOR, BATCH_INITIAL_SIZE, BATCH_MAX_SIZE, DagOutput, ENCODE_TYPES, EXECUTORS,
+    Engine, EngineConfig, MAX_COLUMNS, MAX_EXECUTORS, build_executors, error_response,
 };
-pub use error::{Error, Result};
+pub use error::{Error, Feature, Result};
 pub use exec::{
     AggregationExecutor, BatchResult, ExecEnv, ExecStats, Executor, LimitExecutor,
     ProjectionExecutor, RawRows, ScanCounters, SelectionExecutor, TableScanExecutor, TopNExecutor,

@@ -5,7 +5,7 @@ use rcop_datum::chunk::mysql_type as mt;
 use rcop_datum::row::ValueKind;
 use rcop_proto::tipb;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Feature, Result};
 
 /// `FieldType.flag` bit: NOT NULL.
 pub const FLAG_NOT_NULL: u32 = 1;
@@ -45,7 +45,10 @@ impl Collation {
             0.. => Ok(Collation::Binary),
             -63 | -309 => Ok(Collation::Binary),
             -46 | -83 | -65 | -47 => Ok(Collation::PadSpaceBin),
-            _ => Err(Error::unsupported("collation", format!("collation id {id}"))),
+            _ => Err(Error::unsupported(
+                Feature::Collation,
+                format!("{} (collation id {id})", collation_name(id)),
+            )),
         }
     }
 
@@ -152,7 +155,7 @@ impl FieldType {
             | mt::BLOB => EvalType::Bytes,
             mt::DATE | mt::DATETIME | mt::TIMESTAMP | mt::NEW_DATE => EvalType::DateTime,
             mt::DURATION => EvalType::Duration,
-            tp => return Err(Error::unsupported("field type", type_name(tp))),
+            tp => return Err(Error::unsupported(Feature::FieldType, type_name(tp))),
         })
     }
 
@@ -192,9 +195,54 @@ impl FieldType {
     }
 }
 
+/// The name of a collation id of TiDB's new framework (negative ids), or `"collation"` for
+/// one without a known name.
+pub fn collation_name(id: i32) -> &'static str {
+    match id {
+        -63 => "binary",
+        -46 => "utf8mb4_bin",
+        -83 => "utf8_bin",
+        -65 => "ascii_bin",
+        -47 => "latin1_bin",
+        -309 => "utf8mb4_0900_bin",
+        -45 => "utf8mb4_general_ci",
+        -33 => "utf8_general_ci",
+        -224 => "utf8mb4_unicode_ci",
+        -192 => "utf8_unicode_ci",
+        -255 => "utf8mb4_0900_ai_ci",
+        -87 => "gbk_bin",
+        -28 => "gbk_chinese_ci",
+        -249 => "gb18030_bin",
+        -248 => "gb18030_chinese_ci",
+        _ => "collation",
+    }
+}
+
 /// A readable name of a MySQL type code for error messages.
 pub fn type_name(tp: u8) -> String {
     let name = match tp {
+        mt::TINY => "Tiny",
+        mt::SHORT => "Short",
+        mt::LONG => "Long",
+        mt::FLOAT => "Float",
+        mt::DOUBLE => "Double",
+        mt::NULL => "Null",
+        mt::TIMESTAMP => "Timestamp",
+        mt::LONG_LONG => "LongLong",
+        mt::INT24 => "Int24",
+        mt::DATE => "Date",
+        mt::DURATION => "Duration",
+        mt::DATETIME => "Datetime",
+        mt::YEAR => "Year",
+        mt::NEW_DATE => "NewDate",
+        mt::VARCHAR => "Varchar",
+        mt::NEW_DECIMAL => "NewDecimal",
+        mt::TINY_BLOB => "TinyBlob",
+        mt::MEDIUM_BLOB => "MediumBlob",
+        mt::LONG_BLOB => "LongBlob",
+        mt::BLOB => "Blob",
+        mt::VAR_STRING => "VarString",
+        mt::STRING => "String",
         mt::BIT => "Bit",
         mt::JSON => "Json",
         mt::ENUM => "Enum",

@@ -127,6 +127,24 @@ fn run_case(t: &Table, c: &Case) -> Result<(), String> {
             return Err(format!("other_error: {}", resp.other_error));
         }
         let sel = tipb::SelectResponse::decode(resp.data).unwrap();
+        // The capability check accepts exactly what the engine runs: it refuses a DAG just
+        // when the engine answers "unsupported", and names the same thing.
+        let checked = rcop_exec::check_dag(&dag).err().map(|e| e.to_string());
+        let unsupported = sel
+            .error
+            .as_ref()
+            .and_then(|e| e.msg.clone())
+            .filter(|m| m.starts_with("unsupported "));
+        if let Some(msg) = &unsupported {
+            if checked.as_ref() != Some(msg) {
+                return Err(format!("engine says {msg:?}, capability check says {checked:?}"));
+            }
+        } else if let Some(e) = checked {
+            // A malformed DAG: the engine must refuse it too (the node keeps it local).
+            if e.starts_with("unsupported ") || sel.error.is_none() {
+                return Err(format!("capability check refused a DAG the engine runs: {e}"));
+            }
+        }
         if let Some(want) = &c.error {
             let got = sel.error.as_ref().and_then(|e| e.msg.clone()).unwrap_or_default();
             if !got.contains(want.as_str()) {

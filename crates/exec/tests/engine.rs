@@ -177,15 +177,25 @@ fn aggregation_ignores_paging_and_returns_everything() {
 }
 
 #[test]
-fn byte_cap_ends_the_page_early() {
+fn byte_cap_ends_a_page_early_but_never_cuts_a_non_paging_answer() {
     let s = store(2000, None);
     let engine = Engine::new(EngineConfig { max_response_bytes: 1000, ..Default::default() });
     let d = dag(vec![scan(TID, cols(), false)], vec![0, 1], true);
-    let (resp, sel) = run(&engine, &d, vec![table_range(TID, None)], 0, &s);
+    // A paging request (the storage node forwards u32::MAX): the cap sets the page.
+    let (resp, sel) = run(&engine, &d, vec![table_range(TID, None)], u64::from(u32::MAX), &s);
     assert!(resp.range.is_some());
     // Chunks of 32 and 64 rows of two 8-byte columns: 528 bytes, then 1056 in total.
     assert_eq!(sel.chunks.len(), 2);
     assert_eq!(sel.output_counts, [96]);
+    assert_eq!(rcop_exec::count_rows(&sel, 2).unwrap(), 96);
+    // A non-paging request: TiDB takes the response as the whole answer, so it is whole.
+    let (resp, sel) = run(&engine, &d, vec![table_range(TID, None)], 0, &s);
+    assert!(resp.range.is_none());
+    assert_eq!(sel.output_counts, [2000]);
+    assert_eq!(rcop_exec::count_rows(&sel, 2).unwrap(), 2000);
+    let d = dag(vec![scan(TID, cols(), false)], vec![0, 1], false);
+    let (_, sel) = run(&engine, &d, vec![table_range(TID, None)], 0, &s);
+    assert_eq!(rcop_exec::count_rows(&sel, 2).unwrap(), 2000);
 }
 
 #[test]

@@ -12,7 +12,7 @@ use rcop_proto::tipb;
 use crate::batch::Batch;
 use crate::column::{Arg, ColData, DecT, Elem, IntT, RealT, Scalar, VecCol};
 use crate::ctx::{EvalConfig, EvalContext};
-use crate::error::{Error, Result};
+use crate::error::{Error, Feature, Result};
 use crate::exec::top_n::cmp_scalar;
 use crate::exec::{BATCH_MAX_SIZE, BatchResult, ExecEnv, ExecStats, Executor, ScanCounters};
 use crate::expr::build::NodeKind;
@@ -29,6 +29,34 @@ enum Kind {
     Min,
     Max,
     First,
+}
+
+/// Fails when `ft` is a string type whose collation the engine cannot apply.
+pub(crate) fn require_collation(ft: &FieldType) -> Result<()> {
+    if ft.eval_type().ok() == Some(EvalType::Bytes) {
+        ft.collation()?;
+    }
+    Ok(())
+}
+
+/// The aggregate functions the engine computes, by their tipb expression type: the table the
+/// builder looks functions up in and the capability listing prints.
+const AGGREGATES: &[(tipb::ExprType, Kind)] = &[
+    (tipb::ExprType::Count, Kind::Count),
+    (tipb::ExprType::Sum, Kind::Sum),
+    (tipb::ExprType::Avg, Kind::Avg),
+    (tipb::ExprType::Min, Kind::Min),
+    (tipb::ExprType::Max, Kind::Max),
+    (tipb::ExprType::First, Kind::First),
+];
+
+/// The aggregate modes the engine runs.
+pub const AGG_MODES: &[tipb::AggFunctionMode] =
+    &[tipb::AggFunctionMode::CompleteMode, tipb::AggFunctionMode::Partial1Mode];
+
+/// The aggregate functions the engine computes, by their tipb expression type.
+pub fn aggregate_functions() -> impl Iterator<Item = tipb::ExprType> {
+    AGGREGATES.iter().map(|(t, _)| *t)
 }
 
 /// A decimal sum: exact fixed point while it fits in an `i128`, then [`Decimal`].
@@ -227,31 +255,25 @@ impl AggFn {
         depth: usize,
     ) -> Result<AggFn> {
         let tp = e.tp.unwrap_or(0);
-        let kind = match tp {
-            3001 => Kind::Count,
-            3002 => Kind::Sum,
-            3003 => Kind::Avg,
-            3004 => Kind::Min,
-            3005 => Kind::Max,
-            3006 => Kind::First,
-            _ => return Err(Error::unsupported("aggregate function", build::expr_type_name(tp))),
+        let Some(&(_, kind)) = AGGREGATES.iter().find(|(t, _)| *t as i32 == tp) else {
+            return Err(Error::unsupported(Feature::AggregateFunction, build::expr_type_name(tp)));
         };
         match e.agg_func_mode.unwrap_or(0) {
-            0 | 2 => {}
+            m if AGG_MODES.iter().any(|x| *x as i32 == m) => {}
             m => {
                 return Err(Error::unsupported(
-                    "aggregate mode",
+                    Feature::AggregateMode,
                     tipb::AggFunctionMode::try_from(m)
                         .map_or_else(|_| m.to_string(), |x| format!("{} ({m})", x.as_str_name())),
                 ));
             }
         }
         if e.has_distinct == Some(true) {
-            return Err(Error::unsupported("aggregate", "DISTINCT aggregates"));
+            return Err(Error::unsupported(Feature::AggregateMode, "DISTINCT aggregates"));
         }
         let [child] = e.children.as_slice() else {
             return Err(Error::unsupported(
-                "aggregate",
+                Feature::AggregateMode,
                 format!("{} arguments to {}", e.children.len(), build::expr_type_name(tp)),
             ));
         };
@@ -266,7 +288,7 @@ impl AggFn {
                     | (EvalType::Int | EvalType::Real | EvalType::Decimal, EvalType::Real) => own,
                     (a, b) => {
                         return Err(Error::unsupported(
-                            "aggregate",
+                            Feature::AggregateMode,
                             format!("SUM/AVG of {a:?} as {b:?}"),
                         ));
                     }
@@ -280,6 +302,11 @@ impl AggFn {
                 }
             }
         };
+        if matches!(kind, Kind::Min | Kind::Max) {
+            // MIN/MAX of strings compare under the collation: one we cannot apply is an
+            // error, never a silent byte comparison.
+            require_collation(&ft)?;
+        }
         let state = match kind {
             Kind::Count => State::Count(Vec::new()),
             Kind::Sum | Kind::Avg if ft.eval_type()? == EvalType::Decimal => State::SumDec {
@@ -727,7 +754,11 @@ impl AggregationExecutor {
         }
         let mut group_by = Vec::with_capacity(agg.group_by.len());
         for e in &agg.group_by {
-            group_by.push(build::build(e, &child_schema, cfg, max_depth)?);
+            let g = build::build(e, &child_schema, cfg, max_depth)?;
+            // Group keys of strings are compared under their collation.
+            require_collation(&g.ft)?;
+            require_collation(&g.ft_for_output())?;
+            group_by.push(g);
         }
         let reuse = find_reuse(&agg.agg_func, &aggs);
         let mut refs = Vec::new();

@@ -10,6 +10,7 @@ mod top_n;
 use std::time::Instant;
 
 pub use agg::AggregationExecutor;
+pub(crate) use agg::{AGG_MODES, aggregate_functions, require_collation};
 pub use limit::LimitExecutor;
 pub use projection::ProjectionExecutor;
 pub use selection::SelectionExecutor;

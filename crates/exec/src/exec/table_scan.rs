@@ -16,7 +16,7 @@ use crate::column::{
     BytesT, ColData, DecT, DurT, Elem, FixedVec, IntT, RealT, Scalar, TimeT, VecCol,
 };
 use crate::ctx::{EvalConfig, EvalContext};
-use crate::error::{Error, Result};
+use crate::error::{Error, Feature, Result};
 use crate::exec::{BatchResult, ExecEnv, ExecStats, Executor};
 use crate::scan::{KeyRange, KvBatch, ScanStatus};
 use crate::types::{EvalType, FieldType};
@@ -340,7 +340,7 @@ fn push_v2(col: &ScanCol, b: &[u8], out: &mut VecCol, tz: &Tz) -> Result<()> {
         ValueKind::Duration => {
             DurT::push(out, Some(Duration::from_nanos(v2::decode_v2_i64(b)?, col.ft.fsp())?));
         }
-        ValueKind::Json => return Err(Error::unsupported("field type", "Json")),
+        ValueKind::Json => return Err(Error::unsupported(Feature::FieldType, "Json")),
     }
     Ok(())
 }

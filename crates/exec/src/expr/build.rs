@@ -7,7 +7,7 @@ use rcop_proto::tipb;
 
 use crate::column::Scalar;
 use crate::ctx::EvalConfig;
-use crate::error::{Error, Result};
+use crate::error::{Error, Feature, Result};
 use crate::expr::like::LikePattern;
 use crate::expr::sig;
 use crate::types::{Collation, EvalType, FieldType};
@@ -143,7 +143,7 @@ fn build_at(
             let meta = build_meta(s, &ft, &children)?;
             Ok(Node { kind: NodeKind::Func(Box::new(Func { sig: s, children, meta })), ft, et })
         }
-        _ => Err(Error::unsupported("ExprType", expr_type_name(tp))),
+        _ => Err(Error::unsupported(Feature::ExprType, expr_type_name(tp))),
     }
 }
 

@@ -9,7 +9,7 @@ use crate::column::{
     Arg, Bitmap, BytesT, ColData, DecT, DurT, Elem, IntT, RealT, Scalar, TimeT, VecCol,
 };
 use crate::ctx::EvalContext;
-use crate::error::{Error, Result};
+use crate::error::{Error, Feature, Result};
 use crate::expr::build::{Func, Meta, Node, NodeKind};
 use crate::expr::sig::{self, CmpOp};
 use crate::expr::{cast, like::LikePattern};
@@ -273,7 +273,7 @@ pub fn eval_func(
         4107..=4112 => if_fn(et, args, n),
         4208..=4213 => case_when(et, args, n),
         sig::LIKE => like(f, n, a(0)?.arg()?, a(1)?.arg()?, a(2)?.arg()?),
-        _ => Err(Error::unsupported("ScalarFuncSig", sig::name(s))),
+        _ => Err(Error::unsupported(Feature::ScalarFunc, sig::name(s))),
     }
 }
 

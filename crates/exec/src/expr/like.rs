@@ -3,7 +3,7 @@
 //! `%` matches any run, `_` one character (one byte under the `binary` collation, one UTF-8
 //! character otherwise), the escape character makes the next pattern character literal.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Feature, Result};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Tok {
@@ -27,10 +27,9 @@ fn is_binary(collate: i32) -> bool {
 impl LikePattern {
     /// Compiles `pattern` with escape code point `escape` under collation id `collate`.
     pub fn compile(pattern: &[u8], escape: i64, collate: i32) -> Result<LikePattern> {
-        let esc = u8::try_from(escape)
-            .ok()
-            .filter(|e| e.is_ascii())
-            .ok_or_else(|| Error::unsupported("LIKE escape", format!("code point {escape}")))?;
+        let esc = u8::try_from(escape).ok().filter(|e| e.is_ascii()).ok_or_else(|| {
+            Error::unsupported(Feature::LikeEscape, format!("code point {escape}"))
+        })?;
         let mut toks = Vec::with_capacity(pattern.len());
         let mut it = pattern.iter().copied();
         while let Some(b) = it.next() {

@@ -4,7 +4,7 @@ use std::cmp::Ordering;
 
 use rcop_proto::tipb;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Feature, Result};
 use crate::types::EvalType;
 
 /// `LikeSig`.
@@ -111,113 +111,205 @@ pub fn name(sig: i32) -> String {
 }
 
 fn unsupported(sig: i32) -> Error {
-    Error::unsupported("ScalarFuncSig", name(sig))
+    Error::unsupported(Feature::ScalarFunc, name(sig))
 }
 
-fn arity(sig: i32, args: &[EvalType], want: &[EvalType]) -> Result<()> {
-    if args != want {
-        return Err(Error::invalid(format!(
-            "{} expects arguments {want:?}, got {args:?}",
-            name(sig)
-        )));
+/// The argument list a signature accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Args {
+    /// Exactly these types, in order (at most three).
+    Fixed {
+        /// The types; only the first `len` count.
+        types: [EvalType; 3],
+        /// How many arguments.
+        len: u8,
+    },
+    /// One or more arguments, all of this type.
+    Variadic(EvalType),
+    /// `CASE WHEN`: `[Int condition, value]*` pairs, then an optional else value.
+    CaseWhen(EvalType),
+}
+
+impl Args {
+    fn fixed(types: &[EvalType]) -> Args {
+        let mut t = [EvalType::Int; 3];
+        for (slot, ty) in t.iter_mut().zip(types) {
+            *slot = *ty;
+        }
+        Args::Fixed { types: t, len: types.len().min(3) as u8 }
     }
-    Ok(())
+
+    fn same(t: EvalType, n: u8) -> Args {
+        Args::Fixed { types: [t; 3], len: n.min(3) }
+    }
+
+    /// One argument list this signature accepts (the shortest), to build a test call.
+    #[cfg(test)]
+    fn example(&self) -> Vec<EvalType> {
+        match *self {
+            Args::Fixed { types, len } => types.get(..usize::from(len)).unwrap_or(&[]).to_vec(),
+            Args::Variadic(t) => vec![t],
+            Args::CaseWhen(t) => vec![EvalType::Int, t],
+        }
+    }
+
+    fn accepts(&self, args: &[EvalType]) -> bool {
+        match *self {
+            Args::Fixed { types, len } => types.get(..usize::from(len)) == Some(args),
+            Args::Variadic(t) => !args.is_empty() && args.iter().all(|a| *a == t),
+            Args::CaseWhen(t) => {
+                !args.is_empty()
+                    && args.iter().enumerate().all(|(i, a)| {
+                        let is_cond = i % 2 == 0 && i + 1 < args.len();
+                        *a == if is_cond { EvalType::Int } else { t }
+                    })
+            }
+        }
+    }
+}
+
+/// How a supported signature is typed: what it accepts and what it returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Signature {
+    /// The arguments.
+    pub args: Args,
+    /// The result's eval type.
+    pub ret: EvalType,
+}
+
+/// The typing of `sig`, or `None` when the engine does not evaluate it. This table is the one
+/// the expression builder checks calls against, the capability check reports from and the
+/// capability listing prints; the evaluator has a kernel for every entry (a test evaluates
+/// each one).
+pub fn signature(sig: i32) -> Option<Signature> {
+    use EvalType::*;
+    let sg = |args: Args, ret: EvalType| Some(Signature { args, ret });
+    if let Some((_, t)) = comparison(sig) {
+        return sg(Args::same(t, 2), Int);
+    }
+    if let Some((from, to)) = cast(sig) {
+        return sg(Args::same(from, 1), to);
+    }
+    let typed = |base: i32| type_at(sig - base);
+    match sig {
+        // Plus, Minus, Multiply, Divide, Mod.
+        200 | 204 | 208 | 211 | 215 => sg(Args::same(Real, 2), Real),
+        201 | 205 | 209 | 212 | 216 => sg(Args::same(Decimal, 2), Decimal),
+        203 | 207 | 210 | 213 | 217..=237 => sg(Args::same(Int, 2), Int),
+        214 => sg(Args::same(Decimal, 2), Int),
+        // LogicalAnd/Or/Xor.
+        3101..=3103 => sg(Args::same(Int, 2), Int),
+        // UnaryNot (int, decimal, real), UnaryMinus (int, real, decimal).
+        3104 | 3108 => sg(Args::same(Int, 1), Int),
+        3105 => sg(Args::same(Decimal, 1), Int),
+        3106 => sg(Args::same(Real, 1), Int),
+        3109 => sg(Args::same(Real, 1), Real),
+        3110 => sg(Args::same(Decimal, 1), Decimal),
+        // IsNull.
+        3111 => sg(Args::same(Decimal, 1), Int),
+        3112 => sg(Args::same(Duration, 1), Int),
+        3113 => sg(Args::same(Real, 1), Int),
+        3114 => sg(Args::same(Bytes, 1), Int),
+        3115 => sg(Args::same(DateTime, 1), Int),
+        3116 => sg(Args::same(Int, 1), Int),
+        // IsTrue / IsFalse (and WithNull).
+        3122 | 3125 | 3142 | 3145 => sg(Args::same(Int, 1), Int),
+        3123 | 3126 | 3143 | 3146 => sg(Args::same(Real, 1), Int),
+        3124 | 3127 | 3144 | 3147 => sg(Args::same(Decimal, 1), Int),
+        // In.
+        4001..=4006 => sg(Args::Variadic(typed(4001)?), Int),
+        // IfNull.
+        4101..=4106 => {
+            let t = typed(4101)?;
+            sg(Args::same(t, 2), t)
+        }
+        // If.
+        4107..=4112 => {
+            let t = typed(4107)?;
+            sg(Args::fixed(&[Int, t, t]), t)
+        }
+        // Coalesce.
+        4201..=4206 => {
+            let t = typed(4201)?;
+            sg(Args::Variadic(t), t)
+        }
+        // CaseWhen: [cond, value]* [else].
+        4208..=4213 => {
+            let t = typed(4208)?;
+            sg(Args::CaseWhen(t), t)
+        }
+        LIKE => sg(Args::fixed(&[Bytes, Bytes, Int]), Int),
+        _ => None,
+    }
+}
+
+/// Every signature the engine evaluates, in ascending order, from [`signature`].
+pub fn supported() -> impl Iterator<Item = i32> {
+    // tipb's signatures are all below 10,000.
+    (0..10_000).filter(|s| signature(*s).is_some())
 }
 
 /// Checks a call's argument types and returns its result type.
 pub fn check(sig: i32, args: &[EvalType]) -> Result<EvalType> {
-    use EvalType::*;
-    if let Some((_, t)) = comparison(sig) {
-        arity(sig, args, &[t, t])?;
-        return Ok(Int);
+    let s = signature(sig).ok_or_else(|| unsupported(sig))?;
+    if !s.args.accepts(args) {
+        return Err(Error::invalid(format!(
+            "{} expects arguments {:?}, got {args:?}",
+            name(sig),
+            s.args
+        )));
     }
-    if let Some((from, to)) = cast(sig) {
-        arity(sig, args, &[from])?;
-        return match (from, to) {
-            (Int | Real | Decimal | Bytes | DateTime | Duration, Int | Real | Decimal | Bytes) => {
-                Ok(to)
-            }
-            (Int | Real | Decimal | Bytes | DateTime | Duration, DateTime | Duration) => Ok(to),
-        };
-    }
-    let same = |t: EvalType, n: usize| -> Result<EvalType> {
-        arity(sig, args, &vec![t; n])?;
-        Ok(t)
-    };
-    match sig {
-        // Plus, Minus, Multiply, Divide, Mod.
-        200 | 204 | 208 | 211 | 215 => same(Real, 2),
-        201 | 205 | 209 | 212 | 216 => same(Decimal, 2),
-        203 | 207 | 210 | 213 | 217..=237 => same(Int, 2),
-        214 => {
-            arity(sig, args, &[Decimal, Decimal])?;
-            Ok(Int)
-        }
-        // LogicalAnd/Or/Xor.
-        3101..=3103 => same(Int, 2).map(|_| Int),
-        3104 | 3108 => same(Int, 1),
-        3105 => same(Decimal, 1).map(|_| Int),
-        3106 => same(Real, 1).map(|_| Int),
-        3109 => same(Real, 1),
-        3110 => same(Decimal, 1),
-        // IsNull.
-        3111 => same(Decimal, 1).map(|_| Int),
-        3112 => same(Duration, 1).map(|_| Int),
-        3113 => same(Real, 1).map(|_| Int),
-        3114 => same(Bytes, 1).map(|_| Int),
-        3115 => same(DateTime, 1).map(|_| Int),
-        3116 => same(Int, 1),
-        // IsTrue / IsFalse (and WithNull).
-        3122 | 3125 | 3142 | 3145 => same(Int, 1),
-        3123 | 3126 | 3143 | 3146 => same(Real, 1).map(|_| Int),
-        3124 | 3127 | 3144 | 3147 => same(Decimal, 1).map(|_| Int),
-        // In.
-        4001..=4006 => {
-            let t = type_at(sig - 4001).ok_or_else(|| unsupported(sig))?;
-            if args.is_empty() || args.iter().any(|a| *a != t) {
-                return Err(Error::invalid(format!("{} expects {t:?} arguments", name(sig))));
-            }
-            Ok(Int)
-        }
-        // IfNull.
-        4101..=4106 => same(type_at(sig - 4101).ok_or_else(|| unsupported(sig))?, 2),
-        // If.
-        4107..=4112 => {
-            let t = type_at(sig - 4107).ok_or_else(|| unsupported(sig))?;
-            arity(sig, args, &[Int, t, t])?;
-            Ok(t)
-        }
-        // Coalesce.
-        4201..=4206 => {
-            let t = type_at(sig - 4201).ok_or_else(|| unsupported(sig))?;
-            if args.is_empty() || args.iter().any(|a| *a != t) {
-                return Err(Error::invalid(format!("{} expects {t:?} arguments", name(sig))));
-            }
-            Ok(t)
-        }
-        // CaseWhen: [cond, value]* [else].
-        4208..=4213 => {
-            let t = type_at(sig - 4208).ok_or_else(|| unsupported(sig))?;
-            for (i, a) in args.iter().enumerate() {
-                let is_cond = i % 2 == 0 && i + 1 < args.len();
-                let want = if is_cond { Int } else { t };
-                if *a != want {
-                    return Err(Error::invalid(format!("{}: argument {i} is {a:?}", name(sig))));
-                }
-            }
-            Ok(t)
-        }
-        LIKE => {
-            arity(sig, args, &[Bytes, Bytes, Int])?;
-            Ok(Int)
-        }
-        _ => Err(unsupported(sig)),
-    }
+    Ok(s.ret)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every entry of the signature table has a kernel: a call with NULL arguments of the
+    /// listed types builds and evaluates without an "unsupported" error.
+    #[test]
+    fn every_listed_signature_evaluates() {
+        use crate::batch::Batch;
+        use crate::column::VecCol;
+        use crate::ctx::{EvalConfig, EvalContext};
+        use crate::expr::build::default_ft;
+        use crate::expr::{build, eval};
+        let cfg = EvalConfig::default();
+        let batch = Batch::from_cols(vec![VecCol::new(EvalType::Int, 0)]);
+        let to_ft = |et: EvalType| {
+            let f = default_ft(et);
+            tipb::FieldType { tp: Some(i32::from(f.tp)), collate: Some(-63), ..Default::default() }
+        };
+        let mut n = 0;
+        for s in supported() {
+            let sg = signature(s).unwrap();
+            let children: Vec<tipb::Expr> = sg
+                .args
+                .example()
+                .into_iter()
+                .map(|et| tipb::Expr {
+                    tp: Some(0),
+                    field_type: Some(to_ft(et)),
+                    ..Default::default()
+                })
+                .collect();
+            let e = tipb::Expr {
+                tp: Some(10000),
+                sig: Some(s),
+                children,
+                field_type: Some(to_ft(sg.ret)),
+                ..Default::default()
+            };
+            let node = build(&e, &[], &cfg, 10).unwrap_or_else(|e| panic!("{}: {e}", name(s)));
+            let mut ctx = EvalContext::new(cfg.clone());
+            if let Err(e) = eval(&node, &batch, &mut ctx) {
+                assert!(!matches!(e, Error::Unsupported { .. }), "{}: {e}", name(s));
+            }
+            n += 1;
+        }
+        assert!(n > 150, "{n} signatures");
+    }
 
     #[test]
     fn tables() {

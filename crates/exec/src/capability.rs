@@ -1,0 +1,100 @@
+//! What the engine can run: the check a storage node makes before offloading a DAG, and the
+//! listing of everything the engine supports.
+//!
+//! Both read the tables the builder itself uses — [`EXECUTORS`], the scalar signature table
+//! ([`crate::expr::sig::signature`]), the aggregate table, [`FieldType::eval_type`] and
+//! [`Collation::from_id`] — so what is listed, what the check accepts and what the engine
+//! runs cannot drift apart.
+
+use rcop_proto::tipb;
+
+use crate::engine::{ENCODE_TYPES, EXECUTORS, Engine};
+use crate::error::Result;
+use crate::exec::{AGG_MODES, aggregate_functions};
+use crate::expr::sig;
+use crate::types::{Collation, FieldType, collation_name, type_name};
+
+/// Whether the engine, with its default settings, can run `dag`: `Ok`, or the first thing it
+/// cannot run ([`Error::Unsupported`](crate::Error::Unsupported) with its
+/// [`Feature`](crate::Feature)), or why the DAG is malformed (any other variant).
+///
+/// Pure and cheap next to running the request: the engine's builder runs over the DAG
+/// without data. See [`Engine::check_dag`] for an engine with other settings.
+///
+/// ```
+/// use rcop_exec::{Error, Feature, check_dag};
+/// use rcop_proto::tipb;
+///
+/// let scan = |tp: tipb::ExecType| tipb::Executor {
+///     tp: Some(tp as i32),
+///     tbl_scan: Some(tipb::TableScan::default()),
+///     idx_scan: Some(tipb::IndexScan::default()),
+///     ..Default::default()
+/// };
+/// let dag = |e| tipb::DagRequest { executors: vec![e], ..Default::default() };
+/// assert!(check_dag(&dag(scan(tipb::ExecType::TypeTableScan))).is_ok());
+/// match check_dag(&dag(scan(tipb::ExecType::TypeIndexScan))) {
+///     Err(Error::Unsupported { what: Feature::Executor, detail }) => {
+///         assert_eq!(detail, "TypeIndexScan (1)");
+///     }
+///     other => panic!("{other:?}"),
+/// }
+/// ```
+///
+/// # Errors
+///
+/// As [`Engine::check_dag`].
+pub fn check_dag(dag: &tipb::DagRequest) -> Result<()> {
+    Engine::default().check_dag(dag)
+}
+
+/// Everything the engine runs, by name, in a stable order: what
+/// `cargo run -p rcop-exec --example capabilities` prints.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Capabilities {
+    /// `tipb.ScalarFuncSig` names, in signature order.
+    pub scalar_funcs: Vec<&'static str>,
+    /// `tipb.ExecType` names.
+    pub executors: Vec<&'static str>,
+    /// Aggregate functions (`tipb.ExprType` names).
+    pub aggregate_functions: Vec<&'static str>,
+    /// Aggregate modes (`tipb.AggFunctionMode` names).
+    pub aggregate_modes: Vec<&'static str>,
+    /// MySQL field types, as `Name (code)`.
+    pub field_types: Vec<String>,
+    /// Collations of TiDB's new collation framework, as `name (id)`; every non-negative id
+    /// (the old framework, where strings compare as bytes) is accepted too.
+    pub collations: Vec<String>,
+    /// Response encodings (`tipb.EncodeType` names).
+    pub encode_types: Vec<&'static str>,
+}
+
+impl Capabilities {
+    /// Reads the engine's tables.
+    pub fn of_engine() -> Capabilities {
+        let scalar_funcs = sig::supported()
+            .filter_map(|s| tipb::ScalarFuncSig::try_from(s).ok())
+            .map(|s| s.as_str_name())
+            .collect();
+        let field_types = (0..=u8::MAX)
+            .filter(|tp| FieldType::new(*tp).eval_type().is_ok())
+            .map(type_name)
+            .collect();
+        // TiDB's new-framework ids are the negated MySQL ids, all within -1024..0.
+        let collations = (-1024..0)
+            .rev()
+            .filter(|id| Collation::from_id(*id).is_ok())
+            .map(|id| format!("{} ({id})", collation_name(id)))
+            .collect();
+        Capabilities {
+            scalar_funcs,
+            executors: EXECUTORS.iter().map(|e| e.as_str_name()).collect(),
+            aggregate_functions: aggregate_functions().map(|f| f.as_str_name()).collect(),
+            aggregate_modes: AGG_MODES.iter().map(|m| m.as_str_name()).collect(),
+            field_types,
+            collations,
+            encode_types: ENCODE_TYPES.iter().map(|e| e.as_str_name()).collect(),
+        }
+    }
+}
