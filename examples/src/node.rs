@@ -115,6 +115,8 @@ pub enum Path {
         worker: Option<String>,
         /// HTTP attempts.
         attempts: u32,
+        /// Worker responses the answer was assembled from.
+        pages: u32,
     },
     /// The remote path failed and `fallback-to-local` ran it here.
     Fallback(String),
@@ -124,9 +126,9 @@ impl std::fmt::Display for Path {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Path::Local(reason) => write!(f, "local ({reason})"),
-            Path::Remote { estimate, threshold, worker, attempts } => write!(
+            Path::Remote { estimate, threshold, worker, attempts, pages } => write!(
                 f,
-                "offloaded (estimate {estimate} B >= threshold {threshold} B, worker {}, {attempts} attempt(s))",
+                "offloaded (estimate {estimate} B >= threshold {threshold} B, worker {}, {attempts} attempt(s), {pages} page(s))",
                 worker.as_deref().unwrap_or("-")
             ),
             Path::Fallback(e) => write!(f, "fallback to local after: {e}"),
@@ -271,13 +273,14 @@ impl StorageNode {
                 }
                 (resp, Path::Local(reason.to_string()))
             }
-            Dispatch::Respond { response, estimate, threshold, worker, attempts } => (
-                *response,
+            Dispatch::Respond { answer, estimate, threshold, worker, attempts, pages, .. } => (
+                answer.into_response(),
                 Path::Remote {
                     estimate,
                     threshold,
                     worker: worker.map(|w| w.to_string()),
                     attempts,
+                    pages,
                 },
             ),
             Dispatch::FallbackLocal { error, .. } => {

@@ -123,10 +123,10 @@ fn storage_node_offloads_to_a_worker_process_and_answers_like_local() {
     let (_, metrics) = http(&node, "GET", "/metrics", b"");
     let metrics = String::from_utf8(metrics).unwrap();
     assert!(
-        metrics.contains("rcop_storage_node_cop_requests_total{path=\"remote\"} 1"),
+        metrics.contains("rcop_offload_requests_total{path=\"remote\"} 1"),
         "{metrics}"
     );
-    assert!(metrics.contains("rcop_storage_node_cop_requests_total{path=\"local\"} 1"));
+    assert!(metrics.contains("rcop_offload_requests_total{path=\"local\"} 1"));
     let (_, worker_metrics) = http(&worker, "GET", "/metrics", b"");
     let worker_metrics = String::from_utf8(worker_metrics).unwrap();
     assert!(worker_metrics.contains("tikv_worker_remote_cop_dag_request_counter 1"));

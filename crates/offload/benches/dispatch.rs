@@ -29,7 +29,7 @@ use rcop_proto::coprocessor::{KeyRange, Request, Response};
 use rcop_proto::enginepb::ChangeSet;
 use rcop_proto::kvrpcpb::Context;
 use rcop_proto::tipb::{
-    ColumnInfo, DagRequest, ExecType, Executor, Expr, ExprType, Selection, TableScan,
+    ColumnInfo, DagRequest, ExecType, Executor, Expr, ExprType, FieldType, Selection, TableScan,
 };
 use rcop_wire::MemDataWriter;
 
@@ -52,10 +52,11 @@ impl SnapshotSource for Source {
 
 fn request() -> Request {
     let columns =
-        (1..=16).map(|id| ColumnInfo { column_id: Some(id), ..ColumnInfo::default() }).collect();
+        (1..=16).map(|id| ColumnInfo { column_id: Some(id), tp: Some(8), ..ColumnInfo::default() }).collect();
     let col = |o: u64| Expr {
         tp: Some(ExprType::ColumnRef as i32),
         val: Some((o ^ (1 << 63)).to_be_bytes().to_vec().into()),
+        field_type: Some(FieldType { tp: Some(8), ..FieldType::default() }),
         ..Expr::default()
     };
     let dag = DagRequest {
@@ -70,7 +71,9 @@ fn request() -> Request {
                 selection: Some(Box::new(Selection {
                     conditions: vec![Expr {
                         tp: Some(ExprType::ScalarFunc as i32),
+                        sig: Some(100), // LTInt
                         children: vec![col(4), col(6)],
+                        field_type: Some(FieldType { tp: Some(8), ..FieldType::default() }),
                         ..Expr::default()
                     }],
                     ..Selection::default()
@@ -104,6 +107,7 @@ fn offloader(urls: &[String], extra: &str) -> Offloader {
 fn plan(c: &mut Criterion) {
     let o = offloader(&["http://127.0.0.1:1".to_owned()], "");
     let req = request();
+    assert!(o.plan(&req, &Source).unwrap().decision.is_remote(), "the bench plans a remote request");
     c.bench_function("plan/table_scan_selection", |b| {
         b.iter(|| black_box(o.plan(black_box(&req), &Source).unwrap()))
     });

@@ -4,7 +4,6 @@
 use std::fmt;
 use std::time::Duration;
 
-use hyper::Uri;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 
@@ -33,6 +32,11 @@ pub const DEFAULT_POOL_MAX_IDLE_PER_HOST: usize = 64;
 /// Default `remote-coprocessor-max-response-size`: 256 MiB, eight times the worker's default
 /// `cop-max-resp-size` page (32 MiB), so only a broken worker reaches it.
 pub const DEFAULT_MAX_RESPONSE_SIZE: u64 = 256 * 1024 * 1024;
+
+/// Default `remote-coprocessor-max-whole-response-size`: 1 GiB. A non-paging request whose
+/// answer the worker cut into pages is resumed and assembled on the node up to this many
+/// bytes; beyond it the request runs locally.
+pub const DEFAULT_MAX_WHOLE_RESPONSE_SIZE: u64 = 1 << 30;
 
 /// Offload configuration, the storage node's `[kvengine]` section (kebab-case keys).
 ///
@@ -87,6 +91,9 @@ pub struct Config {
     pub remote_coprocessor_pool_max_idle_per_host: usize,
     /// Largest response body accepted from a worker (default 256 MiB).
     pub remote_coprocessor_max_response_size: ByteSize,
+    /// Largest answer assembled from a worker's pages for a non-paging request (default
+    /// 1 GiB); a larger one runs locally instead.
+    pub remote_coprocessor_max_whole_response_size: ByteSize,
     /// This node's status address, sent as `x-dfs-remote-cache-addr` so workers may read
     /// files from it first (default empty: header not sent).
     pub dfs_remote_cache_addr: String,
@@ -107,6 +114,7 @@ impl Default for Config {
             remote_coprocessor_pool_idle_timeout: ReadableDuration(DEFAULT_POOL_IDLE_TIMEOUT),
             remote_coprocessor_pool_max_idle_per_host: DEFAULT_POOL_MAX_IDLE_PER_HOST,
             remote_coprocessor_max_response_size: ByteSize(DEFAULT_MAX_RESPONSE_SIZE),
+            remote_coprocessor_max_whole_response_size: ByteSize(DEFAULT_MAX_WHOLE_RESPONSE_SIZE),
             dfs_remote_cache_addr: String::new(),
         }
     }
@@ -157,42 +165,65 @@ impl Config {
         if self.remote_coprocessor_max_response_size.as_u64() == 0 {
             return invalid("remote-coprocessor-max-response-size", "must be greater than 0");
         }
-        if !self.dfs_remote_cache_addr.is_empty()
-            && hyper::header::HeaderValue::from_str(&self.dfs_remote_cache_addr).is_err()
+        if self.remote_coprocessor_max_whole_response_size.as_u64() == 0 {
+            return invalid("remote-coprocessor-max-whole-response-size", "must be greater than 0");
+        }
+        // A header value: visible ASCII, spaces and tabs.
+        if !self.dfs_remote_cache_addr.bytes().all(|b| b == b'\t' || (b' '..=b'~').contains(&b))
         {
             return invalid("dfs-remote-cache-addr", "is not a valid HTTP header value");
         }
         Ok(())
     }
 
-    /// The worker URLs, parsed, with `/coprocessor` appended where the path is empty.
+    /// The worker URLs, checked, with `/coprocessor` appended where the path is empty.
     ///
     /// # Errors
     ///
-    /// [`Error::Config`] for `remote-coprocessor-addr` when a URL does not parse or is not
-    /// `http://` / `https://` with a host.
-    pub fn worker_urls(&self) -> Result<Vec<Uri>, Error> {
+    /// [`Error::Config`] for `remote-coprocessor-addr` when a URL is not `http://` /
+    /// `https://` with a host.
+    pub fn worker_urls(&self) -> Result<Vec<String>, Error> {
         self.remote_coprocessor_addr.0.iter().map(|url| parse_worker_url(url)).collect()
     }
 }
 
-fn parse_worker_url(url: &str) -> Result<Uri, Error> {
+/// Checks a worker URL (`http[s]://authority[/path]`) and gives an empty path
+/// `/coprocessor`. No query or fragment; the authority has no spaces or controls.
+fn parse_worker_url(url: &str) -> Result<String, Error> {
     let bad = |reason: String| Error::Config { key: "remote-coprocessor-addr", reason };
-    let uri: Uri = url.parse().map_err(|e| bad(format!("{url:?} is not a URL: {e}")))?;
-    match uri.scheme_str() {
-        Some("http" | "https") => {}
-        _ => return Err(bad(format!("{url:?} must start with http:// or https://"))),
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return Err(bad(format!("{url:?} must start with http:// or https://")));
+    };
+    if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
+        return Err(bad(format!("{url:?} must start with http:// or https://")));
     }
-    if uri.host().is_none_or(str::is_empty) {
+    let (authority, path) = rest.find('/').map_or((rest, ""), |i| rest.split_at(i));
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let (host_only, port) = match host.strip_prefix('[') {
+        Some(v6) => match v6.split_once(']') {
+            Some((h, after)) => (h, after.strip_prefix(':')),
+            None => return Err(bad(format!("{url:?} has an unclosed IPv6 address"))),
+        },
+        None => match host.split_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (host, None),
+        },
+    };
+    if host_only.is_empty() {
         return Err(bad(format!("{url:?} has no host")));
     }
-    if uri.path().is_empty() || uri.path() == "/" {
-        let mut parts = uri.into_parts();
-        parts.path_and_query =
-            Some(hyper::http::uri::PathAndQuery::from_static(rcop_wire::COPROCESSOR_PATH));
-        return Uri::from_parts(parts).map_err(|e| bad(format!("{url:?}: {e}")));
+    if let Some(port) = port
+        && port.parse::<u16>().is_err()
+    {
+        return Err(bad(format!("{url:?} has a bad port {port:?}")));
     }
-    Ok(uri)
+    let visible = |s: &str| s.bytes().all(|b| b.is_ascii_graphic());
+    if !visible(authority) || !visible(path) || url.contains(['?', '#']) {
+        return Err(bad(format!("{url:?} is not a URL of the form http[s]://host:port/path")));
+    }
+    let scheme = scheme.to_ascii_lowercase();
+    let path = if path.is_empty() || path == "/" { rcop_wire::COPROCESSOR_PATH } else { path };
+    Ok(format!("{scheme}://{authority}{path}"))
 }
 
 /// Parses `digits[.digits]` exactly: `(mantissa, digits after the point)`, at most 20
@@ -506,12 +537,18 @@ mod tests {
 
     #[test]
     fn worker_url_normalisation() {
-        let one = |s: &str| parse_worker_url(s).map(|u| u.to_string());
+        let one = |s: &str| parse_worker_url(s);
         assert_eq!(one("http://a:19000").unwrap(), "http://a:19000/coprocessor");
         assert_eq!(one("https://a:19000/").unwrap(), "https://a:19000/coprocessor");
         assert_eq!(one("http://a:19000/custom").unwrap(), "http://a:19000/custom");
         assert!(one("ftp://a/").is_err());
         assert!(one("a:19000").is_err());
         assert!(one("not a url").is_err());
+        assert!(one("http://").is_err());
+        assert!(one("http://:80/").is_err());
+        assert!(one("http://a:port/").is_err());
+        assert!(one("http://a b/").is_err());
+        assert!(one("http://a/?q").is_err());
+        assert_eq!(one("HTTP://[::1]:19000").unwrap(), "http://[::1]:19000/coprocessor");
     }
 }

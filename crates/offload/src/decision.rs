@@ -29,8 +29,20 @@ pub enum LocalReason {
         /// The request type.
         tp: i64,
     },
-    /// `data` is not a DAG request; local execution reports the error.
+    /// The request bytes given to [`Offloader::dispatch_raw`](crate::Offloader::dispatch_raw)
+    /// are not a `coprocessor.Request`; local execution reports the error.
+    MalformedRequest,
+    /// `data` is not a DAG request the engine can build (undecodable, or malformed in a way
+    /// the capability check found); local execution reports the error.
     MalformedDag,
+    /// The DAG uses something the worker's engine does not run (the capability check of
+    /// `rcop-exec` named it).
+    Unsupported {
+        /// What kind of thing.
+        feature: rcop_exec::Feature,
+        /// Which one, e.g. `RegexpSig (4311)`.
+        detail: String,
+    },
     /// A paging scan of only an index with a small page (≤ [`REMOTE_MIN_PAGING_SIZE`]).
     SmallPagingIndexScan {
         /// The request's paging size.
@@ -54,7 +66,11 @@ impl fmt::Display for LocalReason {
         match self {
             LocalReason::NoWorker => f.write_str("no worker configured"),
             LocalReason::NotDag { tp } => write!(f, "request type {tp} is not DAG"),
+            LocalReason::MalformedRequest => f.write_str("malformed coprocessor request"),
             LocalReason::MalformedDag => f.write_str("malformed DAG request"),
+            LocalReason::Unsupported { feature, detail } => {
+                write!(f, "unsupported {feature}: {detail}")
+            }
             LocalReason::SmallPagingIndexScan { paging_size } => {
                 write!(f, "paging index scan of {paging_size} rows")
             }
@@ -63,6 +79,23 @@ impl fmt::Display for LocalReason {
             LocalReason::BelowThreshold { estimate, threshold } => {
                 write!(f, "estimate {estimate} < threshold {threshold}")
             }
+        }
+    }
+}
+
+impl LocalReason {
+    /// A short stable label for the `rcop_offload_local_total{reason}` metric.
+    pub fn label(&self) -> String {
+        match self {
+            LocalReason::NoWorker => "no_worker".into(),
+            LocalReason::NotDag { .. } => "not_dag".into(),
+            LocalReason::MalformedRequest => "malformed_request".into(),
+            LocalReason::MalformedDag => "malformed_dag".into(),
+            LocalReason::Unsupported { feature, .. } => format!("unsupported_{}", feature.label()),
+            LocalReason::SmallPagingIndexScan { .. } => "small_paging_index_scan".into(),
+            LocalReason::PatternHistory => "pattern_history".into(),
+            LocalReason::Limit => "limit".into(),
+            LocalReason::BelowThreshold { .. } => "below_threshold".into(),
         }
     }
 }

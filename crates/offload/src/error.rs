@@ -24,8 +24,13 @@ pub enum Error {
         reason: String,
     },
     /// The TLS configuration could not be built.
+    #[cfg(feature = "tls")]
     #[error("TLS setup failed: {0}")]
     Tls(#[from] rustls::Error),
+    /// Built without the `http-client` feature and without a
+    /// [`Transport`](crate::Transport).
+    #[error("no transport: give the builder one, or enable the `http-client` feature")]
+    NoTransport,
     /// A metric could not be registered (usually: already registered on that registry).
     #[error("registering offload metrics failed: {0}")]
     Metrics(#[from] prometheus::Error),
@@ -69,7 +74,7 @@ impl SourceError {
         }
     }
 
-    /// The `tikv_coprocessor_request_error` reason label.
+    /// The `rcop_offload_request_error_total` reason label.
     pub fn reason(&self) -> &'static str {
         match self {
             SourceError::Locked(_) => "lock",
@@ -92,13 +97,12 @@ pub enum RemoteError {
     Envelope(#[from] rcop_wire::Error),
     /// The HTTP request could not be built (not retried; cannot happen with a validated
     /// configuration).
-    #[error("building the HTTP request for {worker} failed: {source}")]
+    #[error("building the HTTP request for {worker} failed: {reason}")]
     Request {
         /// The worker URL.
         worker: Arc<str>,
-        /// The builder's error.
-        #[source]
-        source: hyper::http::Error,
+        /// The transport's reason.
+        reason: String,
     },
     /// Connecting, sending or reading the response failed (retryable).
     #[error("network error talking to {worker}: {source}")]
@@ -152,6 +156,32 @@ pub enum RemoteError {
         /// The last retryable failure, if any attempt finished.
         last: Option<Box<RemoteError>>,
     },
+    /// The worker answered that it cannot run the DAG (an older worker than this node's
+    /// capability check, or another implementation): the request runs locally.
+    #[error("worker {worker} cannot run the request: {message}")]
+    Unsupported {
+        /// The worker URL.
+        worker: Arc<str>,
+        /// The worker's message.
+        message: String,
+    },
+    /// The pages of a non-paging answer add up to more than
+    /// `remote-coprocessor-max-whole-response-size`: the request runs locally.
+    #[error("the whole answer exceeds {limit} bytes")]
+    AnswerTooLarge {
+        /// The configured limit.
+        limit: u64,
+    },
+    /// A worker cut a non-paging answer at a point it cannot be resumed from exactly (a
+    /// page range that does not advance, or a Limit under a filter): the request runs
+    /// locally.
+    #[error("cannot resume the answer of {worker}: {reason}")]
+    Unresumable {
+        /// The worker URL.
+        worker: Arc<str>,
+        /// Why.
+        reason: String,
+    },
     /// Every worker failed retryably once and `fallback-to-local` is on.
     #[error("all workers failed ({attempts} attempt(s)): {last}")]
     AllWorkersFailed {
@@ -182,10 +212,29 @@ impl RemoteError {
             )
     }
 
-    /// The `tikv_coprocessor_request_error` reason label.
+    /// Whether no worker can answer this request as sent, so that it must run on the
+    /// storage node whatever `fallback-to-local` says: the worker cannot run the DAG, it
+    /// refused the body as malformed (400) or too large (413), or a non-paging answer
+    /// could not be assembled whole.
+    pub fn requires_local(&self) -> bool {
+        match self {
+            RemoteError::Unsupported { .. }
+            | RemoteError::AnswerTooLarge { .. }
+            | RemoteError::Unresumable { .. } => true,
+            RemoteError::Status { status, .. } => matches!(status, 400 | 413),
+            _ => false,
+        }
+    }
+
+    /// The `rcop_offload_request_error_total` reason label.
     pub fn reason(&self) -> &'static str {
         match self {
             RemoteError::NoWorker => "remote_no_worker",
+            RemoteError::Unsupported { .. } => "remote_unsupported",
+            RemoteError::AnswerTooLarge { .. } => "remote_answer_too_large",
+            RemoteError::Unresumable { .. } => "remote_unresumable",
+            RemoteError::Status { status: 400, .. } => "remote_bad_request",
+            RemoteError::Status { status: 413, .. } => "remote_payload_too_large",
             RemoteError::Envelope(_) | RemoteError::Request { .. } => "remote_request",
             RemoteError::Network { .. } => "remote_network",
             RemoteError::ServiceUnavailable { .. } => "remote_service_unavailable",

@@ -52,36 +52,43 @@
 
 #![warn(missing_docs)]
 
+mod assemble;
 mod backoff;
 mod client;
 mod config;
 mod decision;
 mod error;
+#[cfg(feature = "http-client")]
+mod http;
 mod metrics;
 mod offloader;
 mod pattern;
 mod routing;
 mod source;
+mod transport;
 
 pub use crate::backoff::Backoff;
 pub use crate::client::{RemoteClient, Reply};
 pub use crate::config::{
     ByteSize, Config, DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_MAX, DEFAULT_CONNECT_TIMEOUT,
-    DEFAULT_MAX_RESPONSE_SIZE, DEFAULT_MIN_BLOCKS_SIZE, DEFAULT_MIN_PROCESS_DURATION,
-    DEFAULT_NUM_RANGES, DEFAULT_POOL_IDLE_TIMEOUT, DEFAULT_POOL_MAX_IDLE_PER_HOST,
-    DEFAULT_REQUEST_TIMEOUT, ReadableDuration, WorkerAddrs,
+    DEFAULT_MAX_RESPONSE_SIZE, DEFAULT_MAX_WHOLE_RESPONSE_SIZE, DEFAULT_MIN_BLOCKS_SIZE,
+    DEFAULT_MIN_PROCESS_DURATION, DEFAULT_NUM_RANGES, DEFAULT_POOL_IDLE_TIMEOUT,
+    DEFAULT_POOL_MAX_IDLE_PER_HOST, DEFAULT_REQUEST_TIMEOUT, ReadableDuration, WorkerAddrs,
 };
 pub use crate::decision::{
     Decision, LocalReason, Plan, REMOTE_MIN_PAGING_SIZE, Rules, TSO_PHYSICAL_SHIFT, aged_threshold,
     decide,
 };
 pub use crate::error::{Error, RemoteError, SourceError};
-pub use crate::metrics::Metrics;
+#[cfg(feature = "http-client")]
+pub use crate::http::HyperTransport;
+pub use crate::metrics::{METRIC_NAMES, Metrics};
 pub use crate::offloader::{
-    Builder, Dispatch, Offloader, PrepareError, Prepared, forwarded_request,
+    Answer, Builder, Dispatch, Offloader, PrepareError, Prepared, forwarded_request,
 };
 pub use crate::pattern::{
     MAX_PATTERNS, PATTERN_MIN_SAMPLES, PATTERN_SAMPLES, PatternStats, RemotePattern, Sample,
 };
 pub use crate::routing::{RoutingKey, rendezvous_order, rendezvous_weight};
 pub use crate::source::{Clock, ManualClock, SnapshotSource, SystemClock};
+pub use crate::transport::{BoxFuture, Post, Transport, TransportError, TransportReply};

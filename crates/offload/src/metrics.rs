@@ -1,5 +1,9 @@
-//! Storage-node metrics of the offload path, registered on a caller's registry under the
-//! upstream names (reference §6.4).
+//! Storage-node metrics of the offload path, registered on a caller's registry.
+//!
+//! The two histograms/counters of the cloud engine's offload keep its names
+//! (`tikv_coprocessor_remote_*`, which TiKV itself does not register); every other name is
+//! prefixed `rcop_offload_`, so none collides with a metric TiKV registers — in particular
+//! TiKV's own `tikv_coprocessor_request_error{reason}`.
 
 use prometheus::{Histogram, HistogramOpts, IntCounter, IntCounterVec, Opts, Registry};
 
@@ -11,11 +15,28 @@ pub struct Metrics {
     /// `tikv_coprocessor_remote_processed_size`: `processed_versions_size` reported by
     /// workers.
     pub remote_processed_size: IntCounter,
-    /// `tikv_coprocessor_request_error{reason}`: remote attempts and requests that failed.
+    /// `rcop_offload_request_error_total{reason}`: remote attempts and requests that failed.
     pub request_error: IntCounterVec,
-    /// `rcop_storage_node_cop_requests_total{path="local"|"remote"}`: where requests ran.
+    /// `rcop_offload_requests_total{path="local"|"remote"}`: where requests ran.
     pub requests: IntCounterVec,
+    /// `rcop_offload_local_total{reason}`: requests kept on the storage node, by the
+    /// decision's reason (`unsupported_scalar_func`, `below_threshold`, …) or the remote
+    /// failure that sent them back (`fallback_remote_unsupported`, …).
+    pub local: IntCounterVec,
+    /// `rcop_offload_resumed_pages_total`: pages fetched after the first to answer a
+    /// non-paging request whole.
+    pub resumed_pages: IntCounter,
 }
+
+/// Every metric name [`Metrics::register`] registers.
+pub const METRIC_NAMES: &[&str] = &[
+    "tikv_coprocessor_remote_dag_estimate_blocks",
+    "tikv_coprocessor_remote_processed_size",
+    "rcop_offload_request_error_total",
+    "rcop_offload_requests_total",
+    "rcop_offload_local_total",
+    "rcop_offload_resumed_pages_total",
+];
 
 impl Metrics {
     /// Creates the metrics and registers them on `registry`.
@@ -37,20 +58,55 @@ impl Metrics {
             "Bytes processed by remote coprocessor workers",
         )?;
         let request_error = IntCounterVec::new(
-            Opts::new("tikv_coprocessor_request_error", "Coprocessor request errors by reason"),
+            Opts::new("rcop_offload_request_error_total", "Offload request errors by reason"),
             &["reason"],
         )?;
         let requests = IntCounterVec::new(
-            Opts::new(
-                "rcop_storage_node_cop_requests_total",
-                "Coprocessor requests by execution path",
-            ),
+            Opts::new("rcop_offload_requests_total", "Coprocessor requests by execution path"),
             &["path"],
+        )?;
+        let local = IntCounterVec::new(
+            Opts::new("rcop_offload_local_total", "Requests kept on the storage node, by reason"),
+            &["reason"],
+        )?;
+        let resumed_pages = IntCounter::new(
+            "rcop_offload_resumed_pages_total",
+            "Pages fetched after the first to answer non-paging requests whole",
         )?;
         registry.register(Box::new(estimate_blocks.clone()))?;
         registry.register(Box::new(remote_processed_size.clone()))?;
         registry.register(Box::new(request_error.clone()))?;
         registry.register(Box::new(requests.clone()))?;
-        Ok(Metrics { estimate_blocks, remote_processed_size, request_error, requests })
+        registry.register(Box::new(local.clone()))?;
+        registry.register(Box::new(resumed_pages.clone()))?;
+        Ok(Metrics {
+            estimate_blocks,
+            remote_processed_size,
+            request_error,
+            requests,
+            local,
+            resumed_pages,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_listed_and_unique() {
+        let registry = Registry::new();
+        let m = Metrics::register(&registry).unwrap_or_else(|e| panic!("{e}"));
+        m.request_error.with_label_values(&["x"]).inc();
+        m.requests.with_label_values(&["local"]).inc();
+        m.local.with_label_values(&["limit"]).inc();
+        let mut names: Vec<String> =
+            registry.gather().iter().map(|f| f.name().to_owned()).collect();
+        names.sort();
+        let mut want: Vec<String> = METRIC_NAMES.iter().map(|s| (*s).to_owned()).collect();
+        want.sort();
+        assert_eq!(names, want);
+        assert!(Metrics::register(&registry).is_err(), "a second registration is refused");
     }
 }

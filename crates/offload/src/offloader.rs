@@ -1,8 +1,9 @@
-//! The storage node's entry point: decide, export, send, classify.
+//! The storage node's entry point: decide, export, send, classify, assemble.
 
 use std::fmt;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use prometheus::Registry;
@@ -10,9 +11,9 @@ use prost::Message;
 use rcop_proto::REQ_TYPE_DAG;
 use rcop_proto::coprocessor::{Request, Response};
 use rcop_proto::tipb::DagRequest;
-use rcop_wire::{EnvelopeWriter, MemDataFormat};
-use tokio::time::Instant;
+use rcop_wire::{Envelope, EnvelopeWriter, MemDataFormat};
 
+use crate::assemble::{self, Assembled, MAX_PAGES, Resume};
 use crate::client::{RemoteClient, Reply};
 use crate::config::Config;
 use crate::decision::{Decision, LocalReason, Plan, Rules, decide, is_dag};
@@ -21,6 +22,7 @@ use crate::metrics::Metrics;
 use crate::pattern::{PatternStats, RemotePattern, Sample};
 use crate::routing::RoutingKey;
 use crate::source::{Clock, SnapshotSource, SystemClock};
+use crate::transport::Transport;
 
 /// What the storage node does with a request, as decided by [`Offloader::dispatch`].
 #[derive(Debug)]
@@ -34,22 +36,28 @@ pub enum Dispatch {
         /// The request's lazy pattern.
         pattern: Option<RemotePattern>,
     },
-    /// Answer the client with `response`: the worker's response (possibly carrying a
+    /// Answer the client with `answer`: the worker's response (possibly carrying a
     /// relayed `region_error` / `locked` / `other_error`), a `locked` / `region_error` found
     /// before sending, or a remote failure turned into an error response.
     Respond {
-        /// The response to send to the client (boxed: it is large beside the others).
-        response: Box<Response>,
+        /// The response to send to the client.
+        answer: Answer,
         /// The estimate that made the request remote.
         estimate: u64,
         /// The threshold it was compared with.
         threshold: u64,
         /// The worker that answered, if one did.
         worker: Option<Arc<str>>,
-        /// HTTP attempts made.
+        /// HTTP attempts made, over every page.
         attempts: u32,
+        /// Worker responses the answer was assembled from (more than one when a
+        /// non-paging answer came back in pages).
+        pages: u32,
     },
-    /// `fallback-to-local` is on and the remote path failed retryably: execute locally.
+    /// Execute locally after the remote path failed: retryably with `fallback-to-local`
+    /// on, or in a way no worker can fix ([`RemoteError::requires_local`]: the worker
+    /// cannot run the DAG, refused the body with 400/413, or the whole answer would be too
+    /// large), whatever `fallback-to-local` says.
     FallbackLocal {
         /// The remote failure.
         error: RemoteError,
@@ -58,8 +66,47 @@ pub enum Dispatch {
     },
 }
 
+/// The `coprocessor.Response` to send back, decoded and, where the worker's bytes are the
+/// answer unchanged, as those bytes too — a host on another protobuf library passes
+/// [`into_bytes`](Self::into_bytes) on without re-encoding a large response.
+#[derive(Clone, Debug)]
+pub struct Answer {
+    response: Box<Response>,
+    raw: Option<Bytes>,
+}
+
+impl Answer {
+    fn decoded(response: Response) -> Answer {
+        Answer { response: Box::new(response), raw: None }
+    }
+
+    fn verbatim(reply: Reply) -> Answer {
+        Answer { response: Box::new(reply.response), raw: Some(reply.raw) }
+    }
+
+    /// The response.
+    pub fn response(&self) -> &Response {
+        &self.response
+    }
+
+    /// The response, owned.
+    pub fn into_response(self) -> Response {
+        *self.response
+    }
+
+    /// The encoded response: the worker's bytes when they are the answer as they are,
+    /// else the response encoded once.
+    pub fn into_bytes(self) -> Bytes {
+        match self.raw {
+            Some(raw) => raw,
+            None => Bytes::from(self.response.encode_to_vec()),
+        }
+    }
+}
+
 /// An offload request ready to send: the envelope and where and until when to send it.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Prepared {
     /// The envelope body.
     pub envelope: Bytes,
@@ -75,6 +122,9 @@ pub struct Builder<'r> {
     config: Config,
     clock: Arc<dyn Clock>,
     registry: Option<&'r Registry>,
+    transport: Option<Arc<dyn Transport>>,
+    engine: rcop_exec::EngineConfig,
+    #[cfg(feature = "tls")]
     tls: Option<rustls::ClientConfig>,
 }
 
@@ -85,77 +135,186 @@ impl<'r> Builder<'r> {
         self
     }
 
-    /// Registers the metrics on `registry`.
+    /// Registers the metrics on `registry` (names in [`crate::METRIC_NAMES`], none of them
+    /// TiKV's own).
     pub fn registry(mut self, registry: &'r Registry) -> Self {
         self.registry = Some(registry);
         self
     }
 
-    /// Uses this TLS configuration for `https://` workers (default: Mozilla roots, ring).
+    /// Sends through `transport` instead of the pooled hyper client.
+    pub fn transport(mut self, transport: Arc<dyn Transport>) -> Self {
+        self.transport = Some(transport);
+        self
+    }
+
+    /// Checks DAGs against an engine with these settings (the workers', e.g. a deeper
+    /// expression bound) instead of the defaults.
+    pub fn engine_config(mut self, engine: rcop_exec::EngineConfig) -> Self {
+        self.engine = engine;
+        self
+    }
+
+    /// Uses this TLS configuration for `https://` workers of the default transport
+    /// (default: Mozilla roots, ring).
+    #[cfg(feature = "tls")]
     pub fn tls_config(mut self, tls: rustls::ClientConfig) -> Self {
         self.tls = Some(tls);
         self
     }
 
-    /// Builds the offloader. Must run inside a Tokio runtime only when requests are sent.
+    /// Builds the offloader. Needs no async runtime; the default transport needs a Tokio
+    /// runtime only where requests are sent.
     ///
     /// # Errors
     ///
-    /// [`Error::Config`], [`Error::Tls`], [`Error::Metrics`].
+    /// [`Error::Config`], [`Error::Tls`], [`Error::Metrics`]; [`Error::NoTransport`] when
+    /// built without the `http-client` feature and no [`transport`](Self::transport).
     pub fn build(self) -> Result<Offloader, Error> {
-        let mut client = match self.tls {
-            Some(tls) => RemoteClient::with_tls(&self.config, tls)?,
-            None => RemoteClient::new(&self.config)?,
+        let transport = match self.transport {
+            Some(t) => t,
+            None => default_transport(&self.config, {
+                #[cfg(feature = "tls")]
+                {
+                    self.tls
+                }
+                #[cfg(not(feature = "tls"))]
+                {
+                    None::<()>
+                }
+            })?,
         };
+        let mut client = RemoteClient::new(&self.config, transport)?;
         let metrics = self.registry.map(Metrics::register).transpose()?;
         if let Some(m) = &metrics {
             client.set_metrics(m.clone());
         }
-        let rules = Rules {
-            min_blocks_size: self.config.remote_coprocessor_min_blocks_size.as_u64(),
-            num_ranges: self.config.remote_coprocessor_num_ranges,
-            min_process_duration: self.config.remote_coprocessor_min_process_duration.as_duration(),
-        };
         Ok(Offloader {
-            rules,
-            default_timeout: self.config.remote_coprocessor_request_timeout.as_duration(),
-            fallback_to_local: self.config.fallback_to_local,
+            settings: RwLock::new(Arc::new(Settings::from_config(&self.config))),
             stats: PatternStats::new(),
             client,
+            engine: rcop_exec::Engine::new(self.engine),
             metrics,
             clock: self.clock,
+            refusals: RateLimited::new(Duration::from_secs(60)),
         })
+    }
+}
+
+#[cfg(feature = "tls")]
+fn default_transport(
+    config: &Config,
+    tls: Option<rustls::ClientConfig>,
+) -> Result<Arc<dyn Transport>, Error> {
+    Ok(match tls {
+        Some(tls) => Arc::new(crate::HyperTransport::with_tls(config, tls)),
+        None => Arc::new(crate::HyperTransport::new(config)?),
+    })
+}
+
+#[cfg(all(feature = "http-client", not(feature = "tls")))]
+fn default_transport(config: &Config, _tls: Option<()>) -> Result<Arc<dyn Transport>, Error> {
+    Ok(Arc::new(crate::HyperTransport::new(config)?))
+}
+
+#[cfg(not(feature = "http-client"))]
+fn default_transport(_config: &Config, _tls: Option<()>) -> Result<Arc<dyn Transport>, Error> {
+    Err(Error::NoTransport)
+}
+
+/// The knobs [`Offloader::update`] replaces at run time.
+#[derive(Clone, Debug)]
+struct Settings {
+    rules: Rules,
+    default_timeout: Duration,
+    fallback_to_local: bool,
+    max_whole_response: u64,
+}
+
+impl Settings {
+    fn from_config(config: &Config) -> Settings {
+        Settings {
+            rules: Rules {
+                min_blocks_size: config.remote_coprocessor_min_blocks_size.as_u64(),
+                num_ranges: config.remote_coprocessor_num_ranges,
+                min_process_duration: config.remote_coprocessor_min_process_duration.as_duration(),
+            },
+            default_timeout: config.remote_coprocessor_request_timeout.as_duration(),
+            fallback_to_local: config.fallback_to_local,
+            max_whole_response: config.remote_coprocessor_max_whole_response_size.as_u64(),
+        }
     }
 }
 
 /// The storage-node side of the remote coprocessor.
 ///
 /// [`dispatch`](Self::dispatch) runs the whole path for one `coprocessor.Request`: the
-/// decision rules, lock checks and export through the [`SnapshotSource`], the envelope
-/// (with `paging_size = u32::MAX`), the HTTP call with retries and failover, and the
-/// response classification. The lower-level steps ([`plan`](Self::plan),
-/// [`prepare`](Self::prepare), [`send`](Self::send)) are public for callers that need to
-/// interleave their own work.
+/// capability check and the decision rules, lock checks and export through the
+/// [`SnapshotSource`], the envelope (with `paging_size = u32::MAX`), the POST with retries
+/// and failover, the response classification, and — for a non-paging request whose answer
+/// the worker cut into pages — the resumption that makes the answer whole.
+/// [`dispatch_raw`](Self::dispatch_raw) does the same from the request's bytes. The
+/// lower-level steps ([`plan`](Self::plan), [`prepare`](Self::prepare),
+/// [`send`](Self::send)) are public for callers that interleave their own work.
 ///
-/// Only unary DAG requests should be dispatched; streaming requests are not offloaded.
+/// Needs no async runtime of its own: I/O and waits are the [`Transport`]'s. Only unary DAG
+/// requests should be dispatched; streaming requests are not offloaded.
 #[derive(Debug)]
 pub struct Offloader {
-    rules: Rules,
-    default_timeout: Duration,
-    fallback_to_local: bool,
+    settings: RwLock<Arc<Settings>>,
     stats: PatternStats,
     client: RemoteClient,
+    engine: rcop_exec::Engine,
     metrics: Option<Metrics>,
     clock: Arc<dyn Clock>,
+    refusals: RateLimited,
 }
 
 impl Offloader {
     /// Starts building an offloader from `config`.
     pub fn builder<'r>(config: Config) -> Builder<'r> {
-        Builder { config, clock: Arc::new(SystemClock), registry: None, tls: None }
+        Builder {
+            config,
+            clock: Arc::new(SystemClock),
+            registry: None,
+            transport: None,
+            engine: rcop_exec::EngineConfig::default(),
+            #[cfg(feature = "tls")]
+            tls: None,
+        }
     }
 
-    /// The HTTP client (worker list and order).
+    /// Applies a new configuration to the requests that start from now on: decision rules,
+    /// the worker list, timeouts, backoff, response caps and `fallback-to-local`. Pooled
+    /// connections and the lazy-pattern history are kept. For a host's online-config
+    /// manager.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`]; nothing changes then.
+    pub fn update(&self, config: &Config) -> Result<(), Error> {
+        self.client.update(config)?;
+        let settings = Arc::new(Settings::from_config(config));
+        match self.settings.write() {
+            Ok(mut s) => *s = settings,
+            Err(poisoned) => *poisoned.into_inner() = settings,
+        }
+        Ok(())
+    }
+
+    fn settings(&self) -> Arc<Settings> {
+        match self.settings.read() {
+            Ok(s) => s.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// The decision rules in force.
+    pub fn rules(&self) -> Rules {
+        self.settings().rules
+    }
+
+    /// The worker client (worker list and order).
     pub fn client(&self) -> &RemoteClient {
         &self.client
     }
@@ -180,14 +339,16 @@ impl Offloader {
     /// `remote-coprocessor-request-timeout` when that is 0.
     pub fn deadline_of(&self, request: &Request, now: Instant) -> Instant {
         let ms = request.context.as_ref().map_or(0, |c| c.max_execution_duration_ms);
-        let timeout = if ms == 0 { self.default_timeout } else { Duration::from_millis(ms) };
+        let timeout =
+            if ms == 0 { self.settings().default_timeout } else { Duration::from_millis(ms) };
         // An absurd timeout (hundreds of millions of years) is capped at a day.
         now.checked_add(timeout)
             .or_else(|| now.checked_add(Duration::from_secs(86_400)))
             .unwrap_or(now)
     }
 
-    /// Runs the decision rules (reference §2.3) on a request.
+    /// Runs the capability check and the decision rules (reference §2.3) on a request.
+    /// Synchronous and callable from any thread.
     ///
     /// # Errors
     ///
@@ -207,12 +368,22 @@ impl Offloader {
         let Ok(dag) = DagRequest::decode(request.data.clone()) else {
             return local(LocalReason::MalformedDag);
         };
-        decide(&self.rules, &self.stats, self.clock.now_unix_ms(), request, &dag, source)
+        // What the worker cannot run stays here, before anything is estimated.
+        match self.engine.check_dag(&dag) {
+            Ok(()) => {}
+            Err(rcop_exec::Error::Unsupported { what, detail }) => {
+                return local(LocalReason::Unsupported { feature: what, detail });
+            }
+            Err(_) => return local(LocalReason::MalformedDag),
+        }
+        let settings = self.settings();
+        decide(&settings.rules, &self.stats, self.clock.now_unix_ms(), request, &dag, source)
     }
 
     /// Assembles the offload body: the forwarded request (upstream's re-assembly: context,
     /// tp, start_ts, data, ranges, and `paging_size = u32::MAX`), the source's lock check
-    /// and export (mem-data v2 and change set), in one envelope.
+    /// and export (mem-data v2 and change set), in one envelope. Synchronous CPU work,
+    /// callable from any thread.
     ///
     /// # Errors
     ///
@@ -253,6 +424,21 @@ impl Offloader {
         self.dispatch_with_deadline(request, source, deadline).await
     }
 
+    /// As [`dispatch`](Self::dispatch) for a request given as its protobuf bytes (a host on
+    /// another protobuf library); answer with [`Answer::into_bytes`]. Bytes that are not a
+    /// `coprocessor.Request` stay local ([`LocalReason::MalformedRequest`]).
+    pub async fn dispatch_raw<S: SnapshotSource + ?Sized>(
+        &self,
+        request: Bytes,
+        source: &S,
+    ) -> Dispatch {
+        let Ok(request) = Request::decode(request) else {
+            self.count_local(&LocalReason::MalformedRequest);
+            return Dispatch::Local { reason: LocalReason::MalformedRequest, pattern: None };
+        };
+        self.dispatch(&request, source).await
+    }
+
     /// As [`dispatch`](Self::dispatch) with an explicit deadline.
     pub async fn dispatch_with_deadline<S: SnapshotSource + ?Sized>(
         &self,
@@ -273,6 +459,7 @@ impl Offloader {
         let (estimate, threshold) = match plan.decision {
             Decision::Local(reason) => {
                 self.count_path("local");
+                self.count_local(&reason);
                 return Dispatch::Local { reason, pattern: plan.pattern };
             }
             Decision::Remote { estimate, threshold } => (estimate, threshold),
@@ -291,27 +478,34 @@ impl Offloader {
                 return self.respond_remote_error(RemoteError::Envelope(e), estimate, threshold);
             }
         };
-        match self.send(prepared).await {
-            Ok(reply) => {
+        let outcome = match self.send(prepared.clone()).await {
+            Ok(reply) => self.complete(request, &prepared, reply).await,
+            Err(error) => Err(error),
+        };
+        match outcome {
+            Ok(done) => {
                 self.count_path("remote");
-                self.observe_reply(&reply.response);
+                self.observe_reply(done.answer.response());
                 Dispatch::Respond {
-                    response: Box::new(reply.response),
+                    answer: done.answer,
                     estimate,
                     threshold,
-                    worker: Some(reply.worker),
-                    attempts: reply.attempts,
+                    worker: Some(done.worker),
+                    attempts: done.attempts,
+                    pages: done.pages,
                 }
             }
-            Err(error) if self.fallback_to_local && error.allows_fallback() => {
+            Err(error) if error.requires_local() => {
+                self.log_refusal(request, &error);
+                self.fallback(error, plan.pattern)
+            }
+            Err(error) if self.settings().fallback_to_local && error.allows_fallback() => {
                 tracing::warn!(
                     tag = %RequestTag(request),
                     %error,
                     "remote coprocessor failed; falling back to local execution"
                 );
-                self.count_path("local");
-                self.count_error(error.reason());
-                Dispatch::FallbackLocal { error, pattern: plan.pattern }
+                self.fallback(error, plan.pattern)
             }
             Err(error) => {
                 tracing::warn!(tag = %RequestTag(request), %error, "remote coprocessor failed");
@@ -320,14 +514,128 @@ impl Offloader {
         }
     }
 
+    /// Turns the first reply into the answer: a worker that cannot run the DAG sends the
+    /// request back; a non-paging answer cut into pages is resumed until whole.
+    async fn complete(
+        &self,
+        request: &Request,
+        prepared: &Prepared,
+        reply: Reply,
+    ) -> Result<Completed, RemoteError> {
+        if let Some(message) = assemble::unsupported_message(&reply.response) {
+            return Err(RemoteError::Unsupported { worker: reply.worker, message });
+        }
+        let cut = reply.response.range.is_some() && !assemble::is_error(&reply.response);
+        if request.paging_size > 0 || !cut {
+            // A paging request's range goes back to TiDB, which resumes from it.
+            let (worker, attempts) = (reply.worker.clone(), reply.attempts);
+            return Ok(Completed { answer: Answer::verbatim(reply), worker, attempts, pages: 1 });
+        }
+        self.resume(request, prepared, reply).await
+    }
+
+    /// Fetches the rest of a non-paging answer page by page and concatenates it.
+    async fn resume(
+        &self,
+        request: &Request,
+        prepared: &Prepared,
+        first: Reply,
+    ) -> Result<Completed, RemoteError> {
+        let worker = first.worker.clone();
+        let unresumable =
+            |worker: &Arc<str>, reason: String| RemoteError::Unresumable { worker: worker.clone(), reason };
+        let dag = DagRequest::decode(request.data.clone())
+            .map_err(|e| unresumable(&worker, e.to_string()))?;
+        let resume = Resume::new(&dag).map_err(|r| unresumable(&worker, r))?;
+        let envelope = Envelope::decode(prepared.envelope.clone())
+            .map_err(|e| unresumable(&worker, e.to_string()))?;
+        let limit = self.settings().max_whole_response;
+        let mut attempts = first.attempts;
+        let mut range = first.response.range.clone();
+        let mut ranges = request.ranges.clone();
+        let mut whole = Assembled::new(first.response, &dag, resume.output_columns())
+            .map_err(|r| unresumable(&worker, r))?;
+        let mut pages = 1u32;
+        let base = forwarded_request(request);
+        while let Some(scanned) = range.take() {
+            if whole.bytes > limit {
+                return Err(RemoteError::AnswerTooLarge { limit });
+            }
+            let next = resume
+                .next(&base, &ranges, &scanned, whole.rows)
+                .map_err(|r| unresumable(&worker, r))?;
+            let Some((next, finished)) = next else { break };
+            if pages >= MAX_PAGES {
+                return Err(unresumable(&worker, format!("more than {MAX_PAGES} pages")));
+            }
+            let mut body = Vec::with_capacity(prepared.envelope.len());
+            rcop_wire::encode_raw_envelope_into(
+                &next.encode_to_vec(),
+                envelope.mem_data_bytes(),
+                envelope.change_set_bytes(),
+                &mut body,
+            )?;
+            let reply = self.client.send(Bytes::from(body), prepared.key, prepared.deadline).await?;
+            attempts = attempts.saturating_add(reply.attempts);
+            pages += 1;
+            if let Some(m) = &self.metrics {
+                m.resumed_pages.inc();
+            }
+            if let Some(message) = assemble::unsupported_message(&reply.response) {
+                return Err(RemoteError::Unsupported { worker: reply.worker, message });
+            }
+            if assemble::is_error(&reply.response) {
+                // A lock or region error on a later page answers the whole request.
+                return Ok(Completed {
+                    worker: reply.worker.clone(),
+                    answer: Answer::verbatim(reply),
+                    attempts,
+                    pages,
+                });
+            }
+            range = reply.response.range.clone();
+            whole
+                .push(&reply.response, finished, resume.output_columns())
+                .map_err(|r| unresumable(&reply.worker, r))?;
+            ranges = next.ranges;
+        }
+        if whole.bytes > limit {
+            return Err(RemoteError::AnswerTooLarge { limit });
+        }
+        Ok(Completed { answer: Answer::decoded(whole.finish()), worker, attempts, pages })
+    }
+
+    fn fallback(&self, error: RemoteError, pattern: Option<RemotePattern>) -> Dispatch {
+        self.count_path("local");
+        self.count_error(error.reason());
+        if let Some(m) = &self.metrics {
+            m.local.with_label_values(&[&format!("fallback_{}", error.reason())]).inc();
+        }
+        Dispatch::FallbackLocal { error, pattern }
+    }
+
+    /// Logs a request no worker could take, at most once a minute: the usual cause is this
+    /// node's own export or an older worker, not the request.
+    fn log_refusal(&self, request: &Request, error: &RemoteError) {
+        if let Some(suppressed) = self.refusals.allow() {
+            tracing::warn!(
+                tag = %RequestTag(request),
+                %error,
+                suppressed,
+                "worker refused an offloaded request; it runs locally (logged once a minute)"
+            );
+        }
+    }
+
     fn respond_source_error(&self, e: &SourceError, estimate: u64, threshold: u64) -> Dispatch {
         self.count_error(e.reason());
         Dispatch::Respond {
-            response: Box::new(e.to_response()),
+            answer: Answer::decoded(e.to_response()),
             estimate,
             threshold,
             worker: None,
             attempts: 0,
+            pages: 0,
         }
     }
 
@@ -340,11 +648,12 @@ impl Offloader {
             _ => 1,
         };
         Dispatch::Respond {
-            response: Box::new(e.to_response()),
+            answer: Answer::decoded(e.to_response()),
             estimate,
             threshold,
             worker: None,
             attempts,
+            pages: 0,
         }
     }
 
@@ -373,10 +682,61 @@ impl Offloader {
         }
     }
 
+    fn count_local(&self, reason: &LocalReason) {
+        if let Some(m) = &self.metrics {
+            m.local.with_label_values(&[&reason.label()]).inc();
+        }
+    }
+
     fn count_error(&self, reason: &str) {
         if let Some(m) = &self.metrics {
             m.request_error.with_label_values(&[reason]).inc();
         }
+    }
+}
+
+/// A finished remote exchange.
+#[derive(Debug)]
+struct Completed {
+    answer: Answer,
+    worker: Arc<str>,
+    attempts: u32,
+    pages: u32,
+}
+
+/// Lets one event through per interval and counts the ones it held back.
+#[derive(Debug)]
+struct RateLimited {
+    interval_ms: u64,
+    start: Instant,
+    /// Milliseconds since `start` of the last event let through, plus one (0: none yet).
+    last: AtomicU64,
+    suppressed: AtomicU64,
+}
+
+impl RateLimited {
+    fn new(interval: Duration) -> Self {
+        RateLimited {
+            interval_ms: u64::try_from(interval.as_millis()).unwrap_or(u64::MAX),
+            start: Instant::now(),
+            last: AtomicU64::new(0),
+            suppressed: AtomicU64::new(0),
+        }
+    }
+
+    /// `Some(events held back since the last one let through)` when this one may pass.
+    fn allow(&self) -> Option<u64> {
+        let now = u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX) + 1;
+        let last = self.last.load(Ordering::Relaxed);
+        if last != 0 && now.saturating_sub(last) < self.interval_ms {
+            self.suppressed.fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+        if self.last.compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed).is_err() {
+            self.suppressed.fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+        Some(self.suppressed.swap(0, Ordering::Relaxed))
     }
 }
 
@@ -422,11 +782,16 @@ pub enum PrepareError {
 /// Runs CPU-bound `f`. On a multi-thread tokio runtime the current worker thread hands its
 /// other tasks to the rest of the pool first (`block_in_place`); elsewhere `f` just runs.
 fn cpu_bound<T>(f: impl FnOnce() -> T) -> T {
-    use tokio::runtime::{Handle, RuntimeFlavor};
-    match Handle::try_current() {
-        Ok(h) if h.runtime_flavor() == RuntimeFlavor::MultiThread => tokio::task::block_in_place(f),
-        _ => f(),
+    #[cfg(feature = "http-client")]
+    {
+        use tokio::runtime::{Handle, RuntimeFlavor};
+        if let Ok(h) = Handle::try_current()
+            && h.runtime_flavor() == RuntimeFlavor::MultiThread
+        {
+            return tokio::task::block_in_place(f);
+        }
     }
+    f()
 }
 
 #[cfg(test)]
@@ -452,6 +817,18 @@ mod tests {
         assert_eq!(RequestTag(&Request::default()).to_string(), "ks0:0:0:0");
     }
 
+    #[test]
+    fn rate_limit_lets_one_through_per_interval() {
+        let r = RateLimited::new(Duration::from_secs(3600));
+        assert_eq!(r.allow(), Some(0));
+        assert_eq!(r.allow(), None);
+        assert_eq!(r.allow(), None);
+        let r = RateLimited::new(Duration::ZERO);
+        assert_eq!(r.allow(), Some(0));
+        assert_eq!(r.allow(), Some(0));
+    }
+
+    #[cfg(feature = "http-client")]
     #[test]
     fn deadline_defaults_and_caps() {
         let config = Config {

@@ -2,6 +2,7 @@
 //! threshold ages, and configuration parsing.
 
 #![expect(clippy::unwrap_used, reason = "test helpers outside #[test] fns unwrap known-good setup")]
+#![allow(clippy::panic, reason = "test assertions")]
 
 use std::cell::Cell;
 use std::sync::Arc;
@@ -9,15 +10,16 @@ use std::time::Duration;
 
 use prost::Message;
 use rcop_offload::{
-    Config, Decision, Error, LocalReason, ManualClock, Offloader, Plan, RemotePattern, Sample,
-    SnapshotSource, SourceError, aged_threshold, forwarded_request,
+    Config, Decision, Error, LocalReason, ManualClock, Offloader, PatternStats, Plan,
+    RemotePattern, Rules, Sample, SnapshotSource, SourceError, aged_threshold, decide,
+    forwarded_request,
 };
 use rcop_proto::coprocessor::{KeyRange, Request};
 use rcop_proto::enginepb::ChangeSet;
 use rcop_proto::kvrpcpb::Context;
 use rcop_proto::tipb::{
-    ColumnInfo, DagRequest, ExecType, Executor, Expr, ExprType, IndexScan, Limit, Selection,
-    TableScan,
+    ColumnInfo, DagRequest, ExecType, Executor, Expr, ExprType, FieldType, IndexScan, Limit,
+    Selection, TableScan,
 };
 use rcop_wire::MemDataWriter;
 
@@ -47,8 +49,15 @@ impl SnapshotSource for Fixed {
     }
 }
 
+/// `BIGINT` (MySQL type 8).
+fn bigint() -> FieldType {
+    FieldType { tp: Some(8), ..FieldType::default() }
+}
+
 fn columns(ids: &[i64]) -> Vec<ColumnInfo> {
-    ids.iter().map(|&id| ColumnInfo { column_id: Some(id), ..ColumnInfo::default() }).collect()
+    ids.iter()
+        .map(|&id| ColumnInfo { column_id: Some(id), tp: Some(8), ..ColumnInfo::default() })
+        .collect()
 }
 
 fn table_scan(table: i64, cols: &[i64]) -> Executor {
@@ -80,15 +89,18 @@ fn column_ref(offset: i64) -> Expr {
     Expr {
         tp: Some(ExprType::ColumnRef as i32),
         val: Some(((offset as u64) ^ (1 << 63)).to_be_bytes().to_vec().into()),
+        field_type: Some(bigint()),
         ..Expr::default()
     }
 }
 
-/// `lt(col[a], col[b])`-shaped condition: a function node over two column references.
+/// `col[a] < col[b]` (`LTInt`) for two references, `col[a] IS NULL` (`IntIsNull`) for one.
 fn selection(refs: &[i64]) -> Executor {
     let cond = Expr {
         tp: Some(ExprType::ScalarFunc as i32),
+        sig: Some(if refs.len() == 2 { 100 } else { 3116 }),
         children: refs.iter().map(|&o| column_ref(o)).collect(),
+        field_type: Some(bigint()),
         ..Expr::default()
     };
     Executor {
@@ -219,23 +231,74 @@ fn size_rule_at_the_boundary() {
 
 #[test]
 fn small_paging_index_scan_stays_local() {
-    let o = offloader("remote-coprocessor-min-blocks-size = 1");
+    // The rule itself (upstream step 2), through `decide`: the offloader's capability check
+    // keeps index scans local before it while the engine has no IndexScan.
+    let rules = Rules {
+        min_blocks_size: 1,
+        num_ranges: 4,
+        min_process_duration: Duration::from_millis(30),
+    };
+    let stats = PatternStats::new();
     let ts = ts_aged(Duration::ZERO);
+    let decide_on = |req: &Request| {
+        let dag = DagRequest::decode(req.data.clone()).unwrap();
+        decide(&rules, &stats, NOW_MS, req, &dag, &Fixed::new(MIB)).unwrap().decision
+    };
     let mut req = request(vec![index_scan(1, 2, &[1])], 1, ts);
     req.paging_size = 4096;
     assert_eq!(
-        plan(&o, &req, &Fixed::new(MIB)).decision,
+        decide_on(&req),
         Decision::Local(LocalReason::SmallPagingIndexScan { paging_size: 4096 })
     );
     req.paging_size = 4097;
-    assert!(plan(&o, &req, &Fixed::new(MIB)).decision.is_remote());
+    assert!(decide_on(&req).is_remote());
     // Not an index-only DAG: the rule does not apply.
     let mut table = request(vec![table_scan(1, &[1])], 1, ts);
     table.paging_size = 64;
+    assert!(decide_on(&table).is_remote());
+    let o = offloader("remote-coprocessor-min-blocks-size = 1");
     assert!(plan(&o, &table, &Fixed::new(MIB)).decision.is_remote());
     let mut idx_sel = request(vec![index_scan(1, 2, &[1]), selection(&[0])], 1, ts);
     idx_sel.paging_size = 64;
-    assert!(plan(&o, &idx_sel, &Fixed::new(MIB)).decision.is_remote());
+    assert!(decide_on(&idx_sel).is_remote());
+}
+
+#[test]
+fn what_the_worker_cannot_run_stays_local_before_any_estimate() {
+    let o = offloader("remote-coprocessor-min-blocks-size = 1");
+    let src = Fixed::new(u64::MAX);
+    let ts = ts_aged(Duration::ZERO);
+    // An index scan.
+    let idx = request(vec![index_scan(1, 2, &[1])], 1, ts);
+    match plan(&o, &idx, &src).decision {
+        Decision::Local(LocalReason::Unsupported { feature, detail }) => {
+            assert_eq!(feature, rcop_exec::Feature::Executor);
+            assert_eq!(detail, "TypeIndexScan (1)");
+        }
+        other => panic!("{other:?}"),
+    }
+    // A scalar function the engine lacks (REGEXP).
+    let mut sel = selection(&[0, 0]);
+    if let Some(s) = sel.selection.as_mut() {
+        s.conditions[0].sig = Some(4311);
+    }
+    let req = request(vec![table_scan(1, &[1]), sel], 1, ts);
+    let decision = plan(&o, &req, &src).decision;
+    assert_eq!(
+        decision,
+        Decision::Local(LocalReason::Unsupported {
+            feature: rcop_exec::Feature::ScalarFunc,
+            detail: "RegexpSig (4311)".into()
+        })
+    );
+    if let Decision::Local(reason) = &decision {
+        assert_eq!(reason.label(), "unsupported_scalar_func");
+        assert_eq!(reason.to_string(), "unsupported ScalarFuncSig: RegexpSig (4311)");
+    }
+    // A malformed DAG (a column reference past the scan) is not offloaded either.
+    let req = request(vec![table_scan(1, &[1]), selection(&[3])], 1, ts);
+    assert_eq!(plan(&o, &req, &src).decision, Decision::Local(LocalReason::MalformedDag));
+    assert_eq!(src.calls.get(), 0, "no estimate for what stays local");
 }
 
 #[test]

@@ -32,7 +32,7 @@ use rcop_proto::tipb::{ColumnInfo, DagRequest, ExecType, Executor, TableScan};
 use rcop_wire::{Envelope, MemDataWriter};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
-use tokio::time::Instant;
+use std::time::Instant;
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use tokio_rustls::rustls::{self, ClientConfig, RootCertStore, ServerConfig};
@@ -208,7 +208,7 @@ fn dag_request(shard_id: u64, timeout_ms: u64) -> Request {
             tp: Some(ExecType::TypeTableScan as i32),
             tbl_scan: Some(TableScan {
                 table_id: Some(1),
-                columns: vec![ColumnInfo { column_id: Some(1), ..ColumnInfo::default() }],
+                columns: vec![ColumnInfo { column_id: Some(1), tp: Some(8), ..ColumnInfo::default() }],
                 ..TableScan::default()
             }),
             ..Executor::default()
@@ -273,7 +273,7 @@ fn counter(registry: &Registry, name: &str, label: Option<(&str, &str)>) -> u64 
 /// The response, worker and attempts of a `Respond` outcome.
 fn respond(d: Dispatch) -> (Response, Option<Arc<str>>, u32) {
     match d {
-        Dispatch::Respond { response, worker, attempts, .. } => (*response, worker, attempts),
+        Dispatch::Respond { answer, worker, attempts, .. } => (answer.into_response(), worker, attempts),
         other => panic!("expected a response, got {other:?}"),
     }
 }
@@ -329,7 +329,7 @@ async fn success_sends_upstream_headers_and_envelope() {
     assert_eq!(envelope.decode_change_set().unwrap().shard_id, 7);
 
     let remote = Some(("path", "remote"));
-    assert_eq!(counter(&registry, "rcop_storage_node_cop_requests_total", remote), 1);
+    assert_eq!(counter(&registry, "rcop_offload_requests_total", remote), 1);
     assert_eq!(counter(&registry, "tikv_coprocessor_remote_processed_size", None), 1234);
 }
 
@@ -353,7 +353,7 @@ async fn service_unavailable_is_retried_with_backoff() {
     assert!(elapsed >= Duration::from_millis(60), "{elapsed:?}");
     assert!(elapsed < Duration::from_secs(2), "{elapsed:?}");
     let reason = Some(("reason", "remote_service_unavailable"));
-    assert_eq!(counter(&registry, "tikv_coprocessor_request_error", reason), 2);
+    assert_eq!(counter(&registry, "rcop_offload_request_error_total", reason), 2);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -405,7 +405,7 @@ async fn refused_worker_fails_over_to_the_next() {
     // Failover within a round does not back off.
     assert!(started.elapsed() < Duration::from_millis(500));
     let reason = Some(("reason", "remote_network"));
-    assert_eq!(counter(&registry, "tikv_coprocessor_request_error", reason), 1);
+    assert_eq!(counter(&registry, "rcop_offload_request_error_total", reason), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -478,7 +478,7 @@ async fn text_500_becomes_other_error_without_retry() {
     assert_eq!(response.region_error, None);
     assert_eq!(w.requests().len(), 1);
     let reason = Some(("reason", "remote_status"));
-    assert_eq!(counter(&registry, "tikv_coprocessor_request_error", reason), 1);
+    assert_eq!(counter(&registry, "rcop_offload_request_error_total", reason), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -512,7 +512,7 @@ async fn deadline_bounds_retries() {
     let served = w.requests().len() as u32;
     assert!(served == attempts || served + 1 == attempts, "{served} of {attempts}");
     assert_eq!(
-        counter(&registry, "tikv_coprocessor_request_error", Some(("reason", "deadline"))),
+        counter(&registry, "rcop_offload_request_error_total", Some(("reason", "deadline"))),
         1
     );
 }
@@ -575,7 +575,7 @@ async fn fallback_to_local_after_one_failed_round() {
     assert!(started.elapsed() < Duration::from_millis(500), "no backoff before falling back");
     assert_eq!(a.requests().len(), 1);
     let local = Some(("path", "local"));
-    assert_eq!(counter(&registry, "rcop_storage_node_cop_requests_total", local), 1);
+    assert_eq!(counter(&registry, "rcop_offload_requests_total", local), 1);
     // Without the switch the same failure is retried until the deadline.
     let strict = build(config(&[&a.url, &dead], ""), &Registry::new());
     let (response, _, _) =
@@ -595,7 +595,7 @@ async fn blocking_lock_answers_without_contacting_a_worker() {
     assert_eq!(lock.primary_lock.as_ref(), b"pk");
     assert_eq!((worker, attempts), (None, 0));
     assert_eq!(w.requests().len(), 0);
-    assert_eq!(counter(&registry, "tikv_coprocessor_request_error", Some(("reason", "lock"))), 1);
+    assert_eq!(counter(&registry, "rcop_offload_request_error_total", Some(("reason", "lock"))), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -615,7 +615,7 @@ async fn local_decisions_send_nothing() {
     assert!(matches!(o.dispatch(&dag_request(1, 0), &Light).await, Dispatch::Local { .. }));
     assert_eq!(w.accepted(), 0);
     let local = Some(("path", "local"));
-    assert_eq!(counter(&registry, "rcop_storage_node_cop_requests_total", local), 1);
+    assert_eq!(counter(&registry, "rcop_offload_requests_total", local), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -16,7 +16,7 @@ use rcop_sst::SstStore;
 /// the newest rows in the memtable), then serves `POST /coprocessor` with a kvproto
 /// `coprocessor.Request` body and answers a `coprocessor.Response`, executed locally or
 /// offloaded to the `[kvengine] remote-coprocessor-addr` workers. Also `GET /healthz` and
-/// `GET /metrics` (with `rcop_storage_node_cop_requests_total{path}`).
+/// `GET /metrics` (with `rcop_offload_requests_total{path}`).
 ///
 /// Prints `listening on <addr>` on stdout once loaded and accepting; logs and the loading
 /// progress go to stderr.
