@@ -131,6 +131,7 @@ const GE_TIME: i32 = 134;
 const PLUS_DECIMAL: i32 = 201;
 const MINUS_DECIMAL: i32 = 205;
 const MULTIPLY_DECIMAL: i32 = 209;
+const REGEXP: i32 = 4311;
 // Aggregate expression types.
 const COUNT: i32 = 3001;
 const SUM: i32 = 3002;
@@ -308,6 +309,47 @@ pub fn selective() -> Result<Query> {
         handles: Some((1, 200)),
         date_outputs: Vec::new(),
     })
+}
+
+/// A non-paging scan of four columns of every line, no filter: its answer is larger than a
+/// worker's `cop-max-resp-size` page at any but the smallest scale factors, so the node
+/// assembles it from pages.
+pub fn wide_scan() -> Query {
+    let columns = vec![
+        column(1, &bigint()),
+        column(5, &dec(15, 2)),
+        column(6, &dec(15, 2)),
+        column(11, &date_ft()),
+    ];
+    Query {
+        name: "wide scan",
+        sql: "SELECT l_orderkey, l_quantity, l_extendedprice, l_shipdate FROM lineitem",
+        dag: dag(vec![scan(columns)], vec![0, 1, 2, 3]),
+        handles: None,
+        date_outputs: vec![3],
+    }
+}
+
+/// A filter with a function the engine does not evaluate yet (`REGEXP`): the storage node
+/// keeps it local instead of offloading it. (When the engine gains `REGEXP`, pick another
+/// such function here.)
+pub fn regexp_filter() -> Query {
+    let varchar = tipb::FieldType { flen: Some(44), collate: Some(-46), ..ft(mt::VARCHAR) };
+    let columns = vec![column(1, &bigint()), column(16, &varchar)];
+    let pattern = tipb::Expr {
+        tp: Some(6), // String
+        val: Some(Bytes::from_static(b"^fur")),
+        field_type: Some(varchar.clone()),
+        ..Default::default()
+    };
+    let cond = func(REGEXP, bigint(), vec![col(1, varchar), pattern]);
+    Query {
+        name: "regexp filter",
+        sql: "SELECT l_orderkey, l_comment FROM lineitem WHERE l_comment REGEXP '^fur'",
+        dag: dag(vec![scan(columns), selection(vec![cond])], vec![0, 1]),
+        handles: None,
+        date_outputs: Vec::new(),
+    }
 }
 
 /// The four example queries.

@@ -122,10 +122,7 @@ fn storage_node_offloads_to_a_worker_process_and_answers_like_local() {
     assert_eq!(answers[0].chunks.iter().filter(|c| c.rows_data.is_some()).count(), 1);
     let (_, metrics) = http(&node, "GET", "/metrics", b"");
     let metrics = String::from_utf8(metrics).unwrap();
-    assert!(
-        metrics.contains("rcop_offload_requests_total{path=\"remote\"} 1"),
-        "{metrics}"
-    );
+    assert!(metrics.contains("rcop_offload_requests_total{path=\"remote\"} 1"), "{metrics}");
     assert!(metrics.contains("rcop_offload_requests_total{path=\"local\"} 1"));
     let (_, worker_metrics) = http(&worker, "GET", "/metrics", b"");
     let worker_metrics = String::from_utf8(worker_metrics).unwrap();
@@ -133,6 +130,102 @@ fn storage_node_offloads_to_a_worker_process_and_answers_like_local() {
     // A malformed request to the node is a 400, and the node keeps serving.
     assert_eq!(http(&node, "POST", "/coprocessor", b"\xff\xff\xff").0, 400);
     assert_eq!(http(&node, "GET", "/healthz", b"").0, 200);
+}
+
+/// The rows of a TypeDefault response, whatever its chunking.
+fn rows(sel: &tipb::SelectResponse) -> Vec<rcop_datum::Datum> {
+    sel.chunks
+        .iter()
+        .flat_map(|c| rcop_datum::Datum::decode_all(c.rows_data.as_deref().unwrap_or(&[])).unwrap())
+        .collect()
+}
+
+fn metric(metrics: &str, series: &str) -> u64 {
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix(series).map(|v| v.trim().parse().unwrap()))
+        .unwrap_or(0)
+}
+
+/// Over the real binaries: a DAG the worker cannot run stays on the node (the metric names
+/// the reason) and answers like local execution; a non-paging answer several times the
+/// worker's `cop-max-resp-size` comes back whole, not cut at the first page.
+#[test]
+fn unsupported_dags_stay_local_and_non_paging_answers_come_back_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("sst");
+    let mut children = Children(Vec::new());
+    let worker_cfg = dir.path().join("worker.toml");
+    std::fs::write(
+        &worker_cfg,
+        format!("addr = \"127.0.0.1:0\"\ncop-max-resp-size = \"64KiB\"\n[dfs]\nroot = {root:?}\n"),
+    )
+    .unwrap();
+    let worker = spawn(env!("CARGO_BIN_EXE_rcop-worker"), &worker_cfg, &mut children);
+    let node_cfg = dir.path().join("node.toml");
+    std::fs::write(
+        &node_cfg,
+        format!(
+            "addr = \"127.0.0.1:0\"\nkeyspace-id = 1\n[dfs]\nroot = {root:?}\n\
+             [kvengine]\nremote-coprocessor-addr = \"http://{worker}\"\n\
+             remote-coprocessor-min-blocks-size = \"64KiB\"\n\
+             [[load]]\nsource = \"tpch\"\ntable = \"lineitem\"\nscale-factor = 0.002\nmemtable-tail = 300\n"
+        ),
+    )
+    .unwrap();
+    let node = spawn(env!("CARGO_BIN_EXE_rcop-storage-node"), &node_cfg, &mut children);
+    let reference = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let store = std::sync::Arc::new(
+        rcop_sst::SstStore::from_config(&rcop_sst::StoreConfig {
+            backend: rcop_sst::Backend::Memory,
+            ..rcop_sst::StoreConfig::default()
+        })
+        .unwrap(),
+    );
+    let local =
+        rcop_examples::StorageNode::new(&rcop_examples::NodeConfig::default(), store).unwrap();
+    let spec =
+        rcop_examples::LoadSpec { scale_factor: 0.002, memtable_tail: 300, ..Default::default() };
+    reference.block_on(local.load(&spec, dags::tso_now(), |_| {})).unwrap();
+    let prefix = rcop_examples::tpch::keyspace_prefix(1).unwrap();
+
+    // The wide scan: ~12,000 rows of four columns, several 64 KiB pages.
+    let req = dags::request(&dags::wide_scan(), 1, &prefix, 1, dags::tso_now());
+    assert_eq!(req.paging_size, 0, "a non-paging request");
+    let (status, body) = http(&node, "POST", "/coprocessor", &req.encode_to_vec());
+    assert_eq!(status, 200);
+    let resp = coprocessor::Response::decode(body.as_slice()).unwrap();
+    assert!(resp.other_error.is_empty() && resp.region_error.is_none(), "{resp:?}");
+    assert!(resp.range.is_none(), "a non-paging answer carries no range");
+    assert!(resp.data.len() > 4 * (64 << 10), "{} bytes: several pages", resp.data.len());
+    let got = tipb::SelectResponse::decode(resp.data).unwrap();
+    let want = tipb::SelectResponse::decode(local.execute_local(&req).data).unwrap();
+    let (got_rows, want_rows) = (rows(&got), rows(&want));
+    assert_eq!(want_rows.len() % 4, 0);
+    assert!(want_rows.len() / 4 > 10_000, "{} rows", want_rows.len() / 4);
+    assert!(got_rows == want_rows, "the assembled answer differs from local execution");
+    assert_eq!(got.output_counts, want.output_counts);
+
+    // REGEXP: the worker cannot run it, so the node does.
+    let req = dags::request(&dags::regexp_filter(), 1, &prefix, 1, dags::tso_now());
+    let (status, body) = http(&node, "POST", "/coprocessor", &req.encode_to_vec());
+    assert_eq!(status, 200);
+    let resp = coprocessor::Response::decode(body.as_slice()).unwrap();
+    assert_eq!(resp.data, local.execute_local(&req).data);
+
+    let (_, metrics) = http(&node, "GET", "/metrics", b"");
+    let metrics = String::from_utf8(metrics).unwrap();
+    assert!(metric(&metrics, "rcop_offload_resumed_pages_total") >= 3, "{metrics}");
+    assert_eq!(
+        metric(&metrics, "rcop_offload_local_total{reason=\"unsupported_scalar_func\"}"),
+        1,
+        "{metrics}"
+    );
+    assert_eq!(metric(&metrics, "rcop_offload_requests_total{path=\"remote\"}"), 1);
+    let (_, worker_metrics) = http(&worker, "GET", "/metrics", b"");
+    let worker_metrics = String::from_utf8(worker_metrics).unwrap();
+    let pages = metric(&metrics, "rcop_offload_resumed_pages_total") + 1;
+    assert_eq!(metric(&worker_metrics, "tikv_worker_remote_cop_dag_request_counter"), pages);
 }
 
 #[test]

@@ -51,8 +51,9 @@ impl SnapshotSource for Source {
 }
 
 fn request() -> Request {
-    let columns =
-        (1..=16).map(|id| ColumnInfo { column_id: Some(id), tp: Some(8), ..ColumnInfo::default() }).collect();
+    let columns = (1..=16)
+        .map(|id| ColumnInfo { column_id: Some(id), tp: Some(8), ..ColumnInfo::default() })
+        .collect();
     let col = |o: u64| Expr {
         tp: Some(ExprType::ColumnRef as i32),
         val: Some((o ^ (1 << 63)).to_be_bytes().to_vec().into()),
@@ -107,7 +108,10 @@ fn offloader(urls: &[String], extra: &str) -> Offloader {
 fn plan(c: &mut Criterion) {
     let o = offloader(&["http://127.0.0.1:1".to_owned()], "");
     let req = request();
-    assert!(o.plan(&req, &Source).unwrap().decision.is_remote(), "the bench plans a remote request");
+    assert!(
+        o.plan(&req, &Source).unwrap().decision.is_remote(),
+        "the bench plans a remote request"
+    );
     c.bench_function("plan/table_scan_selection", |b| {
         b.iter(|| black_box(o.plan(black_box(&req), &Source).unwrap()))
     });

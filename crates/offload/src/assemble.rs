@@ -47,9 +47,11 @@ impl Resume {
             .collect();
         // Rows returned equal rows out of a Limit only when nothing after it drops rows.
         if let Some(&first) = limits.first()
-            && dag.executors.iter().skip(first + 1).any(|e| {
-                !matches!(e.tp(), ExecType::TypeLimit | ExecType::TypeProjection)
-            })
+            && dag
+                .executors
+                .iter()
+                .skip(first + 1)
+                .any(|e| !matches!(e.tp(), ExecType::TypeLimit | ExecType::TypeProjection))
         {
             return Err("a Limit under another executor".into());
         }
@@ -115,7 +117,8 @@ fn ranges_from(ranges: &[KeyRange], key: &[u8]) -> (Vec<KeyRange>, usize) {
         .iter()
         .skip(finished)
         .map(|r| {
-            let start = if r.start.as_ref() < key { Bytes::copy_from_slice(key) } else { r.start.clone() };
+            let start =
+                if r.start.as_ref() < key { Bytes::copy_from_slice(key) } else { r.start.clone() };
             KeyRange { start, end: r.end.clone() }
         })
         .collect();
@@ -272,7 +275,10 @@ mod tests {
     use super::*;
 
     fn kr(a: &str, b: &str) -> KeyRange {
-        KeyRange { start: Bytes::copy_from_slice(a.as_bytes()), end: Bytes::copy_from_slice(b.as_bytes()) }
+        KeyRange {
+            start: Bytes::copy_from_slice(a.as_bytes()),
+            end: Bytes::copy_from_slice(b.as_bytes()),
+        }
     }
 
     #[test]
@@ -329,7 +335,10 @@ mod tests {
         let sel = |counts: Vec<i64>, w: i64| SelectResponse {
             output_counts: counts,
             warning_count: Some(w),
-            chunks: vec![tipb::Chunk { rows_data: Some(Bytes::from_static(b"x")), ..Default::default() }],
+            chunks: vec![tipb::Chunk {
+                rows_data: Some(Bytes::from_static(b"x")),
+                ..Default::default()
+            }],
             ..Default::default()
         };
         let mut a = sel(vec![5], 1);

@@ -240,7 +240,9 @@ impl RemoteClient {
         if (200..300).contains(&reply.status) || reply.is_protobuf() {
             return match Response::decode(reply.body.clone()) {
                 Ok(response) => Ok((response, reply.body)),
-                Err(source) => fail(RemoteError::MalformedResponse { worker: worker.clone(), source }),
+                Err(source) => {
+                    fail(RemoteError::MalformedResponse { worker: worker.clone(), source })
+                }
             };
         }
         let body = body_text(&reply.body);

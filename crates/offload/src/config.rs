@@ -169,8 +169,7 @@ impl Config {
             return invalid("remote-coprocessor-max-whole-response-size", "must be greater than 0");
         }
         // A header value: visible ASCII, spaces and tabs.
-        if !self.dfs_remote_cache_addr.bytes().all(|b| b == b'\t' || (b' '..=b'~').contains(&b))
-        {
+        if !self.dfs_remote_cache_addr.bytes().all(|b| b == b'\t' || (b' '..=b'~').contains(&b)) {
             return invalid("dfs-remote-cache-addr", "is not a valid HTTP header value");
         }
         Ok(())

@@ -1,7 +1,6 @@
 //! The default [`Transport`]: hyper-util's pooled HTTP/1.1 client on Tokio, with rustls on
 //! ring for `https://` workers when the `tls` feature is on.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -42,7 +41,7 @@ impl HyperTransport {
         {
             use hyper_rustls::ConfigBuilderExt;
             let provider = rustls::crypto::ring::default_provider();
-            let tls = rustls::ClientConfig::builder_with_provider(Arc::new(provider))
+            let tls = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(provider))
                 .with_safe_default_protocol_versions()?
                 .with_webpki_roots()
                 .with_no_client_auth();
@@ -122,7 +121,9 @@ impl Transport for HyperTransport {
                 Ok(TransportReply::new(status, content_type, body))
             };
             let deadline = tokio::time::Instant::from_std(post.deadline);
-            tokio::time::timeout_at(deadline, exchange).await.map_err(|_| TransportError::Timeout)?
+            tokio::time::timeout_at(deadline, exchange)
+                .await
+                .map_err(|_| TransportError::Timeout)?
         })
     }
 

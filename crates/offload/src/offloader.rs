@@ -542,8 +542,10 @@ impl Offloader {
         first: Reply,
     ) -> Result<Completed, RemoteError> {
         let worker = first.worker.clone();
-        let unresumable =
-            |worker: &Arc<str>, reason: String| RemoteError::Unresumable { worker: worker.clone(), reason };
+        let unresumable = |worker: &Arc<str>, reason: String| RemoteError::Unresumable {
+            worker: worker.clone(),
+            reason,
+        };
         let dag = DagRequest::decode(request.data.clone())
             .map_err(|e| unresumable(&worker, e.to_string()))?;
         let resume = Resume::new(&dag).map_err(|r| unresumable(&worker, r))?;
@@ -575,7 +577,8 @@ impl Offloader {
                 envelope.change_set_bytes(),
                 &mut body,
             )?;
-            let reply = self.client.send(Bytes::from(body), prepared.key, prepared.deadline).await?;
+            let reply =
+                self.client.send(Bytes::from(body), prepared.key, prepared.deadline).await?;
             attempts = attempts.saturating_add(reply.attempts);
             pages += 1;
             if let Some(m) = &self.metrics {

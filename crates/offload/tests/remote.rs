@@ -30,9 +30,9 @@ use rcop_proto::errorpb;
 use rcop_proto::kvrpcpb::{Context, ExecDetailsV2, LockInfo, ScanDetailV2};
 use rcop_proto::tipb::{ColumnInfo, DagRequest, ExecType, Executor, TableScan};
 use rcop_wire::{Envelope, MemDataWriter};
+use std::time::Instant;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
-use std::time::Instant;
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use tokio_rustls::rustls::{self, ClientConfig, RootCertStore, ServerConfig};
@@ -208,7 +208,11 @@ fn dag_request(shard_id: u64, timeout_ms: u64) -> Request {
             tp: Some(ExecType::TypeTableScan as i32),
             tbl_scan: Some(TableScan {
                 table_id: Some(1),
-                columns: vec![ColumnInfo { column_id: Some(1), tp: Some(8), ..ColumnInfo::default() }],
+                columns: vec![ColumnInfo {
+                    column_id: Some(1),
+                    tp: Some(8),
+                    ..ColumnInfo::default()
+                }],
                 ..TableScan::default()
             }),
             ..Executor::default()
@@ -273,7 +277,9 @@ fn counter(registry: &Registry, name: &str, label: Option<(&str, &str)>) -> u64 
 /// The response, worker and attempts of a `Respond` outcome.
 fn respond(d: Dispatch) -> (Response, Option<Arc<str>>, u32) {
     match d {
-        Dispatch::Respond { answer, worker, attempts, .. } => (answer.into_response(), worker, attempts),
+        Dispatch::Respond { answer, worker, attempts, .. } => {
+            (answer.into_response(), worker, attempts)
+        }
         other => panic!("expected a response, got {other:?}"),
     }
 }

@@ -4,7 +4,11 @@
 //! request back to the node, and whole answers assembled from a worker's pages (the worker
 //! here is `rcop-exec`'s engine answering from the envelope's request).
 
-#![expect(clippy::unwrap_used, reason = "test helpers outside #[test] fns unwrap known-good setup")]
+#![expect(
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "test helpers outside #[test] fns unwrap known-good setup"
+)]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -251,7 +255,9 @@ fn rows(sel: &tipb::SelectResponse) -> Vec<(i64, i64, Vec<u8>)> {
             let h = ChunkColumnRef::decode(&mut r, Some(8)).unwrap();
             let c1 = ChunkColumnRef::decode(&mut r, Some(8)).unwrap();
             let c2 = ChunkColumnRef::decode(&mut r, None).unwrap();
-            let int = |c: &ChunkColumnRef<'_>, i| i64::from_le_bytes(c.get(i).unwrap().try_into().unwrap());
+            let int = |c: &ChunkColumnRef<'_>, i| {
+                i64::from_le_bytes(c.get(i).unwrap().try_into().unwrap())
+            };
             for i in 0..h.len() {
                 out.push((int(&h, i), int(&c1, i), c2.get(i).unwrap().to_vec()));
             }
@@ -259,7 +265,9 @@ fn rows(sel: &tipb::SelectResponse) -> Vec<(i64, i64, Vec<u8>)> {
             let datums = Datum::decode_all(data).unwrap();
             for row in datums.chunks(3) {
                 match row {
-                    [Datum::Int(h), Datum::Int(c1), Datum::Bytes(c2)] => out.push((*h, *c1, c2.clone())),
+                    [Datum::Int(h), Datum::Int(c1), Datum::Bytes(c2)] => {
+                        out.push((*h, *c1, c2.clone()))
+                    }
                     other => panic!("unexpected row {other:?}"),
                 }
             }
@@ -302,18 +310,33 @@ fn retries_back_off_on_the_transports_timer_and_fail_over() {
     let posts = t.posts();
     assert_eq!(posts.len(), 4);
     // Each round tries both workers in the shard's rendezvous order, then backs off once.
-    let order: Vec<String> =
-        o.client().order(rcop_offload::RoutingKey::of(&request)).iter().map(|&i| {
-            format!("{}", o.client().workers()[i])
-        }).collect();
+    let order: Vec<String> = o
+        .client()
+        .order(rcop_offload::RoutingKey::of(&request))
+        .iter()
+        .map(|&i| format!("{}", o.client().workers()[i]))
+        .collect();
     let urls: Vec<&str> = posts.iter().map(|(u, _)| u.as_str()).collect();
     assert_eq!(urls, [&order[0], &order[1], &order[0], &order[1]].map(String::as_str));
     let sleeps = t.sleeps.lock().unwrap().clone();
     assert_eq!(sleeps.len(), 1);
     // The first step doubles the 5 ms base, then takes equal jitter: [5 ms, 10 ms].
-    assert!((Duration::from_millis(5)..=Duration::from_millis(10)).contains(&sleeps[0]), "{sleeps:?}");
-    assert_eq!(counter(&registry, "rcop_offload_request_error_total", ("reason", "remote_service_unavailable")), 2);
-    assert_eq!(counter(&registry, "rcop_offload_request_error_total", ("reason", "remote_network")), 1);
+    assert!(
+        (Duration::from_millis(5)..=Duration::from_millis(10)).contains(&sleeps[0]),
+        "{sleeps:?}"
+    );
+    assert_eq!(
+        counter(
+            &registry,
+            "rcop_offload_request_error_total",
+            ("reason", "remote_service_unavailable")
+        ),
+        2
+    );
+    assert_eq!(
+        counter(&registry, "rcop_offload_request_error_total", ("reason", "remote_network")),
+        1
+    );
     // Forwarded as upstream: paging_size = u32::MAX.
     assert_eq!(posts[0].1.paging_size, u64::from(u32::MAX));
 }
@@ -501,7 +524,11 @@ fn an_assembled_answer_past_its_bound_runs_locally() {
 
 #[test]
 fn raw_requests_and_raw_answers_pass_through_unchanged() {
-    let response = Response { other_error: String::new(), data: Bytes::from_static(b"\x1a\x00"), ..Response::default() };
+    let response = Response {
+        other_error: String::new(),
+        data: Bytes::from_static(b"\x1a\x00"),
+        ..Response::default()
+    };
     let body = Bytes::from(response.encode_to_vec());
     let sent = body.clone();
     let t = Scripted::new(move |_, _, _| Ok(TransportReply::new(200, None, sent.clone())));
@@ -546,6 +573,9 @@ fn runtime_updates_keep_the_transport_and_the_pattern_history() {
     assert_eq!(urls[0], "http://w1/coprocessor");
     assert!(urls[1] == "http://w2/coprocessor" || urls[1] == "http://w3/coprocessor");
     // A bad update changes nothing.
-    assert!(o.update(&Config { remote_coprocessor_num_ranges: 0, ..config(&["http://w9"], "") }).is_err());
+    assert!(
+        o.update(&Config { remote_coprocessor_num_ranges: 0, ..config(&["http://w9"], "") })
+            .is_err()
+    );
     assert_eq!(o.client().workers().len(), 2);
 }
