@@ -48,7 +48,10 @@ mod config;
 mod error;
 mod metrics;
 mod pool;
+#[cfg(feature = "server")]
 mod server;
+#[cfg(feature = "http")]
+mod service;
 mod source;
 mod worker;
 
@@ -58,6 +61,9 @@ pub use config::{
 };
 pub use error::{Error, Result};
 pub use metrics::WorkerMetrics;
-pub use server::{HEALTHZ_PATH, METRICS_PATH, SHUTDOWN_GRACE, Server, WorkerHandle};
+#[cfg(feature = "server")]
+pub use server::{SHUTDOWN_GRACE, Server, WorkerHandle};
+#[cfg(feature = "http")]
+pub use service::{HEALTHZ_PATH, METRICS_PATH, WorkerService};
 pub use source::{ScanStats, SnapScan};
 pub use worker::{Reply, SIZE_DISCOUNT_PERCENT, Worker, WorkerBuilder};

@@ -1,4 +1,5 @@
-//! The worker's Prometheus metrics, named as upstream's `tikv_worker_*`.
+//! The worker's Prometheus metrics, named as upstream's `tikv_worker_*` (names TiKV itself
+//! does not register), plus `rcop_worker_*` where we add one.
 
 use prometheus::{
     Encoder, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, Registry,
@@ -10,7 +11,8 @@ use crate::error::Result;
 /// The worker's metrics (reference §6.4) plus the limiter's, in one registry.
 ///
 /// - `tikv_worker_remote_cop_dag_request_counter`: DAG requests received;
-/// - `tikv_worker_remote_cop_dag_response_size`: response body bytes;
+/// - `tikv_worker_remote_cop_dag_response_size`: response body bytes, a counter as upstream;
+/// - `rcop_worker_response_size_bytes`: the distribution of response body sizes;
 /// - `tikv_worker_remote_cop_snapshot_duration_seconds`: snapshot rebuild (plan + fetch);
 /// - `tikv_worker_remote_cop_process_duration_seconds`: execution on the compute pool;
 /// - `tikv_worker_remote_cop_request_duration_seconds`: whole request (exponential buckets
@@ -25,6 +27,7 @@ pub struct WorkerMetrics {
     registry: Registry,
     limiter: LimiterMetrics,
     dag_requests: IntCounter,
+    response_bytes: IntCounter,
     response_size: Histogram,
     snapshot_duration: Histogram,
     process_duration: Histogram,
@@ -39,7 +42,18 @@ impl WorkerMetrics {
     ///
     /// [`crate::Error::Metrics`] / [`crate::Error::Limiter`] if registration fails.
     pub fn new() -> Result<Self> {
-        let registry = Registry::new();
+        Self::register(Registry::new())
+    }
+
+    /// Creates every metric and registers it in `registry` — a host's own, which may
+    /// already hold TiKV's metrics: none of these names is one TiKV registers. The
+    /// registry is kept, so [`encode_text`](Self::encode_text) exposes all it holds.
+    ///
+    /// # Errors
+    ///
+    /// [`crate::Error::Metrics`] / [`crate::Error::Limiter`] if a name is already
+    /// registered there (e.g. a second worker on one registry).
+    pub fn register(registry: Registry) -> Result<Self> {
         let limiter = LimiterMetrics::register(&registry)?;
         let seconds = |name: &str, help: &str| -> Result<Histogram> {
             let h = Histogram::with_opts(
@@ -61,12 +75,14 @@ impl WorkerMetrics {
             "tikv_worker_remote_cop_request_duration_seconds",
             "Time to handle a remote coprocessor request",
         )?;
+        let response_bytes = IntCounter::new(
+            "tikv_worker_remote_cop_dag_response_size",
+            "Total size of remote coprocessor DAG responses",
+        )?;
+        registry.register(Box::new(response_bytes.clone()))?;
         let response_size = Histogram::with_opts(
-            HistogramOpts::new(
-                "tikv_worker_remote_cop_dag_response_size",
-                "Bytes of DAG response bodies",
-            )
-            .buckets(prometheus::exponential_buckets(256.0, 4.0, 12)?),
+            HistogramOpts::new("rcop_worker_response_size_bytes", "Bytes of DAG response bodies")
+                .buckets(prometheus::exponential_buckets(256.0, 4.0, 12)?),
         )?;
         registry.register(Box::new(response_size.clone()))?;
         let dag_requests = IntCounter::new(
@@ -83,6 +99,7 @@ impl WorkerMetrics {
             registry,
             limiter,
             dag_requests,
+            response_bytes,
             response_size,
             snapshot_duration,
             process_duration,
@@ -121,8 +138,10 @@ impl WorkerMetrics {
         &self.dag_requests
     }
 
-    pub(crate) fn response_size(&self) -> &Histogram {
-        &self.response_size
+    /// Counts a response body of `bytes`.
+    pub(crate) fn observe_response(&self, bytes: usize) {
+        self.response_bytes.inc_by(bytes as u64);
+        self.response_size.observe(bytes as f64);
     }
 
     pub(crate) fn snapshot_duration(&self) -> &Histogram {
@@ -150,12 +169,13 @@ mod tests {
     fn exports_upstream_names_with_the_limiters() {
         let m = WorkerMetrics::new().unwrap();
         m.dag_requests().inc();
-        m.response_size().observe(1000.0);
+        m.observe_response(1000);
         m.failed_requests().with_label_values(&["decode"]).inc();
         let text = String::from_utf8(m.encode_text()).unwrap();
         for name in [
             "tikv_worker_remote_cop_dag_request_counter 1",
-            "tikv_worker_remote_cop_dag_response_size_count 1",
+            "tikv_worker_remote_cop_dag_response_size 1000",
+            "rcop_worker_response_size_bytes_count 1",
             "tikv_worker_remote_cop_snapshot_duration_seconds_count 0",
             "tikv_worker_remote_cop_process_duration_seconds_count 0",
             "tikv_worker_remote_cop_request_duration_seconds_bucket{le=\"0.0005\"} 0",
@@ -167,5 +187,15 @@ mod tests {
         }
         // Two workers in one process do not collide.
         WorkerMetrics::new().unwrap();
+        // A host registry with TiKV's own coprocessor metrics takes ours.
+        let host = Registry::new();
+        let tikv = IntCounterVec::new(
+            prometheus::Opts::new("tikv_coprocessor_request_error", "TiKV's"),
+            &["reason"],
+        )
+        .unwrap();
+        host.register(Box::new(tikv)).unwrap();
+        WorkerMetrics::register(host.clone()).unwrap();
+        assert!(WorkerMetrics::register(host).is_err(), "one worker per registry");
     }
 }

@@ -1,34 +1,24 @@
-//! HTTP/1.1 serving: routes, body cap, graceful shutdown.
+//! HTTP/1.1 serving of [`WorkerService`] on a listener, with graceful shutdown: a thin
+//! wrapper for hosts without an HTTP server of their own (and for the example binary).
 
-use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
-use hyper::body::Incoming;
-use hyper::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, HeaderValue};
-use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
 use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::error::{Error, Result};
-use crate::worker::{Reply, Worker};
+use crate::service::WorkerService;
+use crate::worker::Worker;
 
 /// How long a graceful shutdown waits for in-flight requests before closing connections.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
-
-/// Path of the health check.
-pub const HEALTHZ_PATH: &str = "/healthz";
-/// Path of the Prometheus metrics.
-pub const METRICS_PATH: &str = "/metrics";
-
-const CONTENT_TYPE_METRICS: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 impl Worker {
     /// Binds the configured `addr` (port 0 picks a free port). Needs a tokio runtime.
@@ -48,8 +38,7 @@ impl Worker {
     /// [`Error::Io`] if the address cannot be bound.
     pub async fn bind_to(self, addr: SocketAddr) -> Result<Server> {
         let listener = TcpListener::bind(addr).await?;
-        let local_addr = listener.local_addr()?;
-        Ok(Server { listener, local_addr, worker: Arc::new(self) })
+        Server::from_listener(Arc::new(self), listener)
     }
 }
 
@@ -62,6 +51,31 @@ pub struct Server {
 }
 
 impl Server {
+    /// Serves `worker` on a listener the host bound (any address, e.g. one handed over by a
+    /// supervisor).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`] if the listener has no local address.
+    pub fn from_listener(worker: Arc<Worker>, listener: TcpListener) -> Result<Server> {
+        let local_addr = listener.local_addr()?;
+        Ok(Server { listener, local_addr, worker })
+    }
+
+    /// As [`from_listener`](Self::from_listener) for a `std` listener (set non-blocking
+    /// here). Needs a tokio runtime.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Io`].
+    pub fn from_std_listener(
+        worker: Arc<Worker>,
+        listener: std::net::TcpListener,
+    ) -> Result<Server> {
+        listener.set_nonblocking(true)?;
+        Server::from_listener(worker, TcpListener::from_std(listener)?)
+    }
+
     /// The address actually bound.
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
@@ -73,15 +87,14 @@ impl Server {
     }
 
     /// Serves until `shutdown` completes, then stops accepting, lets in-flight requests
-    /// finish (up to [`SHUTDOWN_GRACE`]) and returns. Also samples process memory for the
-    /// limiter while running.
+    /// finish (up to [`SHUTDOWN_GRACE`]) and returns.
     ///
     /// # Errors
     ///
     /// None today; accept errors are logged and retried.
     pub async fn run(self, shutdown: impl Future<Output = ()> + Send) -> Result<()> {
         let Server { listener, worker, local_addr } = self;
-        let _sampler = worker.limiter().spawn_memory_sampler();
+        let service = WorkerService::new(Arc::clone(&worker));
         let graceful = GracefulShutdown::new();
         let mut shutdown = std::pin::pin!(shutdown);
         tracing::info!(%local_addr, threads = worker.compute_threads(), "worker serving");
@@ -98,13 +111,8 @@ impl Server {
                         }
                     };
                     let _ = stream.set_nodelay(true);
-                    let worker = Arc::clone(&worker);
-                    let service = hyper::service::service_fn(move |req| {
-                        let worker = Arc::clone(&worker);
-                        async move { Ok::<_, Infallible>(route(&worker, req).await) }
-                    });
                     let conn = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service);
+                        .serve_connection(TokioIo::new(stream), TowerToHyperService::new(service.clone()));
                     let conn = graceful.watch(conn);
                     tokio::spawn(async move {
                         if let Err(e) = conn.await {
@@ -176,69 +184,4 @@ impl Drop for WorkerHandle {
             let _ = tx.send(());
         }
     }
-}
-
-async fn route(worker: &Worker, req: Request<Incoming>) -> Response<Full<Bytes>> {
-    let reply = match (req.method(), req.uri().path()) {
-        (&Method::POST, rcop_wire::COPROCESSOR_PATH) => coprocessor(worker, req).await,
-        (&Method::GET, HEALTHZ_PATH) => Reply::text(200, "ok\n"),
-        (&Method::GET, METRICS_PATH) => Reply {
-            status: 200,
-            content_type: Some(CONTENT_TYPE_METRICS),
-            body: Bytes::from(worker.metrics().encode_text()),
-        },
-        (_, rcop_wire::COPROCESSOR_PATH | HEALTHZ_PATH | METRICS_PATH) => {
-            Reply::text(405, "method not allowed\n")
-        }
-        _ => Reply::text(404, "not found\n"),
-    };
-    to_response(reply)
-}
-
-async fn coprocessor(worker: &Worker, req: Request<Incoming>) -> Reply {
-    let limit = worker.config().max_request_size.0;
-    let accepts_pb = req
-        .headers()
-        .get_all(ACCEPT)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .any(|v| v.contains(rcop_wire::CONTENT_TYPE_PROTOBUF));
-    let declared = req
-        .headers()
-        .get(CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    let body = match declared {
-        Some(n) if n > limit => Err(Error::BodyTooLarge { limit }),
-        _ => read_body(req.into_body(), limit).await,
-    };
-    match body {
-        Ok(body) => worker.handle_coprocessor(body, accepts_pb).await,
-        Err(e) => {
-            worker.metrics().failed_requests().with_label_values(&[e.failure_label()]).inc();
-            tracing::warn!(status = e.status(), error = %e, "remote coprocessor request rejected");
-            Reply::text(e.status(), e.to_string())
-        }
-    }
-}
-
-async fn read_body(body: Incoming, limit: u64) -> Result<Bytes> {
-    let cap = usize::try_from(limit).unwrap_or(usize::MAX);
-    match Limited::new(body, cap).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => {
-            Err(Error::BodyTooLarge { limit })
-        }
-        Err(e) => Err(Error::Body(e.to_string())),
-    }
-}
-
-fn to_response(reply: Reply) -> Response<Full<Bytes>> {
-    let mut resp = Response::new(Full::new(reply.body));
-    *resp.status_mut() =
-        StatusCode::from_u16(reply.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    if let Some(ct) = reply.content_type {
-        resp.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(ct));
-    }
-    resp
 }

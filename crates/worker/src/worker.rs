@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use prometheus::Registry;
 use prost::Message;
 use rcop_exec::{Engine, EngineConfig};
 use rcop_limiter::{KeyspaceId, Limiter, MemoryProbe};
@@ -63,14 +64,21 @@ pub struct Worker {
     metrics: WorkerMetrics,
 }
 
-/// Assembles a [`Worker`]; the object store, the memory probe and the core count are
-/// injectable for tests.
+/// Assembles a [`Worker`]. Everything a host may already have is injectable: the object
+/// store, the metrics registry, the block and metadata caches, the reader options, the
+/// engine settings, the compute-pool size; and for tests the memory probe and core count.
 #[derive(Debug)]
 pub struct WorkerBuilder {
     config: WorkerConfig,
     store: Option<Arc<SstStore>>,
     probe: Option<Arc<dyn MemoryProbe>>,
     cores: Option<usize>,
+    registry: Option<Registry>,
+    block_cache: Option<BlockCache>,
+    meta_cache: Option<MetaCache>,
+    reader_options: ReaderOptions,
+    engine: Option<EngineConfig>,
+    compute_threads: Option<usize>,
 }
 
 impl WorkerBuilder {
@@ -92,8 +100,48 @@ impl WorkerBuilder {
         self
     }
 
+    /// Registers the worker's and the limiter's metrics in the host's `registry` instead of
+    /// a registry of the worker's own (none of the names is one TiKV registers).
+    pub fn registry(mut self, registry: Registry) -> Self {
+        self.registry = Some(registry);
+        self
+    }
+
+    /// Uses the host's decompressed-block cache instead of one sized by
+    /// `cop-block-cache-size`.
+    pub fn block_cache(mut self, cache: BlockCache) -> Self {
+        self.block_cache = Some(cache);
+        self
+    }
+
+    /// Uses the host's metadata cache instead of one a quarter of the block cache's size.
+    pub fn meta_cache(mut self, cache: MetaCache) -> Self {
+        self.meta_cache = Some(cache);
+        self
+    }
+
+    /// Reads SST files with these options (ranged-read sizes, concurrency).
+    pub fn reader_options(mut self, options: ReaderOptions) -> Self {
+        self.reader_options = options;
+        self
+    }
+
+    /// Runs DAGs with these engine settings. `max_response_bytes` defaults to
+    /// `cop-max-resp-size`.
+    pub fn engine_config(mut self, engine: EngineConfig) -> Self {
+        self.engine = Some(engine);
+        self
+    }
+
+    /// Runs `threads` compute threads instead of cores × `thread-pool-size-factor`.
+    pub fn compute_threads(mut self, threads: usize) -> Self {
+        self.compute_threads = Some(threads.max(1));
+        self
+    }
+
     /// Validates the configuration, opens the object store, builds the limiter, the caches
-    /// and the compute pool.
+    /// and the compute pool, and starts the limiter's memory sampler (a thread of its own,
+    /// stopped when the worker is dropped; no async runtime needed).
     ///
     /// # Errors
     ///
@@ -102,7 +150,7 @@ impl WorkerBuilder {
     pub fn build(self) -> Result<Worker> {
         let config = self.config;
         config.validate()?;
-        let metrics = WorkerMetrics::new()?;
+        let metrics = WorkerMetrics::register(self.registry.unwrap_or_default())?;
         let cores = self
             .cores
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
@@ -123,15 +171,16 @@ impl WorkerBuilder {
         let meta_bytes = (block_bytes / 4).max(MIN_META_CACHE_BYTES);
         let reader = SstReader::new(
             store,
-            BlockCache::new(block_bytes),
-            MetaCache::new(meta_bytes),
-            ReaderOptions::default(),
+            self.block_cache.unwrap_or_else(|| BlockCache::new(block_bytes)),
+            self.meta_cache.unwrap_or_else(|| MetaCache::new(meta_bytes)),
+            self.reader_options,
         );
-        let engine = Engine::new(EngineConfig {
+        let engine = Engine::new(self.engine.unwrap_or_else(|| EngineConfig {
             max_response_bytes: usize::try_from(config.cop_max_resp_size.0).unwrap_or(usize::MAX),
             ..EngineConfig::default()
-        });
-        let pool = ComputePool::new(config.compute_threads(cores))?;
+        }));
+        let threads = self.compute_threads.unwrap_or_else(|| config.compute_threads(cores));
+        let pool = ComputePool::new(threads)?;
         Ok(Worker { config, limiter, reader, engine, pool, metrics })
     }
 }
@@ -147,7 +196,18 @@ struct Timings {
 impl Worker {
     /// A builder for `config`.
     pub fn builder(config: WorkerConfig) -> WorkerBuilder {
-        WorkerBuilder { config, store: None, probe: None, cores: None }
+        WorkerBuilder {
+            config,
+            store: None,
+            probe: None,
+            cores: None,
+            registry: None,
+            block_cache: None,
+            meta_cache: None,
+            reader_options: ReaderOptions::default(),
+            engine: None,
+            compute_threads: None,
+        }
     }
 
     /// The configuration.
@@ -290,7 +350,7 @@ impl Worker {
         } else {
             let body = Bytes::from(resp.encode_to_vec());
             self.limiter.record_response(KeyspaceId(keyspace), body.len() as u64);
-            self.metrics.response_size().observe(body.len() as f64);
+            self.metrics.observe_response(body.len());
             Reply { status: 200, content_type: None, body }
         };
         drop((reservation, permit));
