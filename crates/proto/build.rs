@@ -3,8 +3,10 @@
 
 use std::error::Error;
 
-/// Directory holding the `.proto` files, relative to this crate.
-const PROTO_ROOT: &str = "../../proto";
+/// Directory holding the `.proto` files, relative to this crate: a symlink to the
+/// workspace's `proto/`, so `cargo package` copies the files into the crate and the
+/// packaged crate builds on its own.
+const PROTO_ROOT: &str = "proto";
 
 /// Every file compiled into the crate; imports are resolved from `PROTO_ROOT`.
 const PROTO_FILES: &[&str] = &[

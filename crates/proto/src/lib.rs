@@ -12,7 +12,8 @@
 //! * **enginepb** (proto3): [`enginepb`], the cloud engine's `ChangeSet`
 //!   snapshot and `TxnFileRefs` shipped by the remote coprocessor offload path.
 //!
-//! The `.proto` sources live in the workspace's `proto/` directory. They keep
+//! The `.proto` sources live in the workspace's `proto/` directory (the crate's
+//! `proto/` is a symlink to it, so the packaged crate carries them). They keep
 //! upstream field numbers, types and proto2/proto3 semantics, so bytes written
 //! by TiDB or TiKV decode with these types and the reverse: tipb repeated
 //! scalars are not packed and its optional scalars are `Option<T>`, kvproto
