@@ -16,11 +16,10 @@ use hyper_util::server::graceful::GracefulShutdown;
 use prometheus::{Encoder, Registry};
 use prost::Message;
 use rcop_exec::{Engine, EngineConfig};
-use rcop_offload::{Dispatch, Offloader, Sample, SnapshotSource, SourceError};
+use rcop_offload::{Dispatch, Offloader, Sample, ShardSource};
 use rcop_proto::coprocessor;
-use rcop_snap::{FileIds, LockCheck, NoLocks, Shard, ShardConfig};
+use rcop_snap::{FileIds, Shard, ShardConfig};
 use rcop_sst::SstStore;
-use rcop_wire::MemDataWriter;
 use rcop_worker::{DfsConfig, SnapScan};
 use serde::{Deserialize, Serialize};
 use tokio::net::TcpListener;
@@ -136,42 +135,6 @@ impl std::fmt::Display for Path {
     }
 }
 
-struct ShardSource<'a>(&'a Shard);
-
-impl SnapshotSource for ShardSource<'_> {
-    fn estimated_range_blocks_size(
-        &self,
-        ranges: &[coprocessor::KeyRange],
-    ) -> Result<u64, SourceError> {
-        self.0.estimated_range_blocks_size(ranges).map_err(source_error)
-    }
-
-    fn export(
-        &self,
-        request: &coprocessor::Request,
-        mem_data: &mut MemDataWriter<'_>,
-    ) -> Result<rcop_proto::enginepb::ChangeSet, SourceError> {
-        let check = match &request.context {
-            Some(ctx) => LockCheck::from_request(request.start_ts, ctx),
-            None => LockCheck::si(request.start_ts),
-        };
-        self.0.export(&request.ranges, &check, &NoLocks, mem_data).map_err(source_error)
-    }
-}
-
-fn source_error(e: rcop_snap::Error) -> SourceError {
-    match e {
-        rcop_snap::Error::Locked(info) => SourceError::Locked(info),
-        e @ (rcop_snap::Error::RangeOutOfShard { .. } | rcop_snap::Error::InvalidRange { .. }) => {
-            SourceError::Region(Box::new(rcop_proto::errorpb::Error {
-                message: e.to_string(),
-                ..Default::default()
-            }))
-        }
-        e => SourceError::storage(e),
-    }
-}
-
 /// A storage node: a shard, the offloader and a local engine.
 #[derive(Debug)]
 pub struct StorageNode {
@@ -257,7 +220,7 @@ impl StorageNode {
         req: coprocessor::Request,
     ) -> (coprocessor::Response, Path, Duration) {
         let started = Instant::now();
-        let dispatch = self.offloader.dispatch(&req, &ShardSource(&self.shard)).await;
+        let dispatch = self.offloader.dispatch(&req, &ShardSource::new(&self.shard)).await;
         let (resp, path) = match dispatch {
             Dispatch::Local { reason, pattern } => {
                 let t = Instant::now();

@@ -1,6 +1,8 @@
 //! The storage-node side of the remote coprocessor: decide per request whether it is heavy
 //! enough to offload, and if so ship it with its snapshot to a worker over pooled HTTP(S).
 //!
+//! * **Capability gate**: a DAG `rcop-exec` cannot run stays local
+//!   ([`LocalReason::Unsupported`]), before anything is estimated.
 //! * **Decision** ([`Offloader::plan`], [`decide`]): upstream's rules in upstream order —
 //!   small paging index scans stay local; lazy patterns ([`RemotePattern`]) are offloaded
 //!   only when their recent local runs were heavy; otherwise a final Limit stays local; the
@@ -8,10 +10,17 @@
 //!   as the query ages ([`aged_threshold`]).
 //! * **Assembly** ([`Offloader::prepare`]): lock checks and export through the caller's
 //!   [`SnapshotSource`], then the envelope of `rcop-wire` with `paging_size = u32::MAX`.
-//! * **Transport** ([`RemoteClient`]): hyper-util's pooled client (rustls on ring for
-//!   `https://`), `POST` with upstream's headers, retries on network errors and 503 with
-//!   equal-jitter [`Backoff`], workers tried in [`rendezvous_order`] of (keyspace, shard),
-//!   everything bounded by the request deadline; responses classified as upstream.
+//! * **Sending** ([`RemoteClient`] over a [`Transport`]): `POST` with upstream's headers,
+//!   retries on network errors and 503 with equal-jitter [`Backoff`], workers tried in
+//!   [`rendezvous_order`] of (keyspace, shard), everything bounded by the request deadline;
+//!   responses classified as upstream. The default transport is hyper-util's pooled client
+//!   (`HyperTransport`, features `http-client` and `tls`: rustls on ring); a host brings its
+//!   own by implementing [`Transport`]. No async runtime is needed above the transport.
+//! * **Whole answers**: a non-paging request whose answer a worker cut into pages is
+//!   resumed and assembled on the node; a worker that cannot run the DAG (or refuses the
+//!   body with 400/413) sends it back to local execution ([`Dispatch::FallbackLocal`]).
+//! * **Export** ([`SnapshotSource`], [`ShardSource`], [`conformance`]): the contract a host's
+//!   export follows, our shard's implementation, and a kit that checks a host's.
 //! * **Policy**: `fallback-to-local` ([`Dispatch::FallbackLocal`]), [`Metrics`] under the
 //!   upstream names.
 //!
@@ -39,7 +48,20 @@
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let config = Config::from_toml_str(r#"remote-coprocessor-addr = "http://127.0.0.1:19000""#)?;
 //! let offloader = Offloader::builder(config).build()?;
-//! let request = Request { tp: rcop_proto::REQ_TYPE_DAG, ..Request::default() };
+//! // SELECT c1 FROM t5: a table scan of one BIGINT column.
+//! use prost::Message;
+//! use rcop_proto::tipb::{ColumnInfo, DagRequest, ExecType, Executor, TableScan};
+//! let scan = TableScan {
+//!     table_id: Some(5),
+//!     columns: vec![ColumnInfo { column_id: Some(1), tp: Some(8), ..Default::default() }],
+//!     ..Default::default()
+//! };
+//! let dag = DagRequest {
+//!     executors: vec![Executor { tp: Some(ExecType::TypeTableScan as i32), tbl_scan: Some(scan), ..Default::default() }],
+//!     output_offsets: vec![0],
+//!     ..Default::default()
+//! };
+//! let request = Request { tp: rcop_proto::REQ_TYPE_DAG, data: dag.encode_to_vec().into(), ..Request::default() };
 //! match offloader.dispatch(&request, &Tiny).await {
 //!     Dispatch::Local { reason: LocalReason::BelowThreshold { estimate, .. }, .. } => {
 //!         assert_eq!(estimate, 4096); // run it locally
@@ -56,6 +78,7 @@ mod assemble;
 mod backoff;
 mod client;
 mod config;
+pub mod conformance;
 mod decision;
 mod error;
 #[cfg(feature = "http-client")]
@@ -64,6 +87,7 @@ mod metrics;
 mod offloader;
 mod pattern;
 mod routing;
+mod shard;
 mod source;
 mod transport;
 
@@ -90,5 +114,6 @@ pub use crate::pattern::{
     MAX_PATTERNS, PATTERN_MIN_SAMPLES, PATTERN_SAMPLES, PatternStats, RemotePattern, Sample,
 };
 pub use crate::routing::{RoutingKey, rendezvous_order, rendezvous_weight};
+pub use crate::shard::{ShardSource, source_error};
 pub use crate::source::{Clock, ManualClock, SnapshotSource, SystemClock};
 pub use crate::transport::{BoxFuture, Post, Transport, TransportError, TransportReply};

@@ -12,6 +12,16 @@ use crate::error::SourceError;
 
 /// The storage node's view of one shard, as the offload path needs it.
 ///
+/// Implement it over the host's engine following the export contract — outer keys, rows
+/// ascending with one visible version per key (every version, newest first, when
+/// `start_ts == u64::MAX`), MVCC deletes shipped as empty values, locks checked first,
+/// `committed_locks` read through, the change set of the overlapping files — written out in
+/// `rcop_wire`'s export module docs. [`rcop_wire::ExportRows`] checks the rows as they are
+/// written, [`rcop_wire::ChangeSetBuilder`] builds the change set from the host's file list,
+/// and [`conformance::check_source`](crate::conformance::check_source) tests an
+/// implementation against a model. [`ShardSource`](crate::ShardSource) is the
+/// implementation over `rcop-snap`'s own shard.
+///
 /// Two methods, matching what `rcop-snap`'s `Shard` offers (`estimated_range_blocks_size`
 /// and `export`), so the storage node implements this trait by forwarding:
 ///

@@ -98,6 +98,15 @@ impl fmt::Display for Field {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
+    /// An export broke a rule of the export contract (see [`crate::ExportRows`] and
+    /// [`crate::ChangeSetBuilder`]): a host bug caught on the storage node.
+    #[error("export contract broken at row/file/range {row}: {rule}")]
+    Contract {
+        /// The rule, in words.
+        rule: &'static str,
+        /// Index of the offending row or range, or the id of the offending file.
+        row: u64,
+    },
     /// A fixed-width integer field runs past the end of the input.
     #[error("truncated {what} at offset {offset}: need {need} bytes, have {have}")]
     Truncated {
@@ -190,7 +199,7 @@ impl Error {
             | Error::BadRowCount { offset, .. }
             | Error::TrailingBytes { offset, .. }
             | Error::Protobuf { offset, .. } => Some(*offset),
-            Error::TooLarge { .. } | Error::TxnFileRefsNeedV2 => None,
+            Error::TooLarge { .. } | Error::TxnFileRefsNeedV2 | Error::Contract { .. } => None,
         }
     }
 

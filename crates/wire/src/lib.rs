@@ -56,6 +56,7 @@
 mod consts;
 mod envelope;
 mod error;
+mod export;
 mod mem_data;
 mod pb;
 mod read;
@@ -69,5 +70,6 @@ pub use crate::envelope::{
     Envelope, EnvelopeWriter, encode_envelope, encode_envelope_into, encode_raw_envelope_into,
 };
 pub use crate::error::{Error, Field, Result};
+pub use crate::export::{ChangeSetBuilder, ExportRows, FileInfo, MAX_TABLE_LEVEL, ShardInfo};
 pub use crate::mem_data::{MemData, MemDataFormat, MemDataWriter, encode_mem_data_into};
 pub use crate::rows::{Row, RowRef, Rows, RowsBytesIter, RowsIter, RowsWriter, encode_rows_into};
