@@ -7,7 +7,7 @@
 //!   the node's host registry beside TiKV's own `tikv_coprocessor_request_error`, driven
 //!   from a plain thread with `futures::executor::block_on` — no Tokio runtime there.
 
-#![expect(clippy::unwrap_used, clippy::panic, reason = "test setup and assertions")]
+#![expect(clippy::unwrap_used, reason = "test setup")]
 
 use std::sync::Arc;
 use std::time::Duration;
