@@ -74,10 +74,11 @@ pub enum Error {
         /// What is wrong with it.
         reason: String,
     },
-    /// A duration or size string did not parse.
+    /// A size, duration or memory-threshold string did not parse (see
+    /// [`ParseError`](crate::ParseError) for the grammar's own errors).
     #[error("invalid {what} {input:?}: {reason}")]
     Parse {
-        /// `"duration"` or `"size"`.
+        /// `"duration"` or `"size"` (a memory threshold is a size or a percentage).
         what: &'static str,
         /// The text that failed.
         input: String,
@@ -119,6 +120,12 @@ impl Error {
 
     pub(crate) fn config(key: &'static str, reason: impl Into<String>) -> Self {
         Error::InvalidConfig { key, reason: reason.into() }
+    }
+}
+
+impl From<rcop_units::ParseError> for Error {
+    fn from(e: rcop_units::ParseError) -> Self {
+        Error::Parse { what: e.quantity(), input: e.input().to_owned(), reason: e.reason() }
     }
 }
 

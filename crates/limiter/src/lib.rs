@@ -61,7 +61,7 @@ mod metrics;
 mod permits;
 mod probe;
 mod random;
-mod units;
+mod threshold;
 mod window;
 
 pub use clock::{BoxFuture, Clock, ManualClock, SystemClock};
@@ -78,4 +78,5 @@ pub use probe::{
     SamplerHandle,
 };
 pub use random::{FastRandom, RandomSource};
-pub use units::{MemoryThreshold, ReadableDuration, ReadableSize};
+pub use rcop_units::{ParseError, ReadableDuration, ReadableSize};
+pub use threshold::MemoryThreshold;

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::{Error, MEMORY_LIMIT_EXCEEDED_LABEL, Result};
 use crate::metrics::LimiterMetrics;
-use crate::units::MemoryThreshold;
+use crate::threshold::MemoryThreshold;
 
 /// Accounts bytes that requests are about to use (a snapshot being rebuilt, a response being
 /// built) against a fixed capacity.
@@ -115,8 +115,8 @@ impl Drop for MemoryReservation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::units::ReadableSize;
     use prometheus::Registry;
+    use rcop_units::ReadableSize;
 
     #[test]
     fn reservations_account_and_release() {
