@@ -1,6 +1,6 @@
 //! The worker's admission in one object: cop-limiter, permits and memory reservations.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use crate::clock::{Clock, SystemClock};
@@ -19,9 +19,12 @@ use crate::random::{FastRandom, RandomSource};
 /// throughput window.
 ///
 /// Built with [`Limiter::builder`]. Start the memory sampler with
-/// [`Limiter::spawn_memory_sampler`] inside a tokio runtime.
+/// [`Limiter::spawn_memory_sampler`] inside a tokio runtime. [`Limiter::update`] applies a new
+/// config at runtime (for an online-config manager).
 #[derive(Debug)]
 pub struct Limiter {
+    /// The config last applied; its lock also serialises updates.
+    config: Mutex<LimiterConfig>,
     cop: CopLimiter,
     permits: WorkerLimiter,
     memory: Arc<MemoryLimiter>,
@@ -61,6 +64,33 @@ impl Limiter {
     /// Records the size of a response served for `keyspace`.
     pub fn record_response(&self, keyspace: KeyspaceId, bytes: u64) {
         self.cop.record_response(keyspace, bytes);
+    }
+
+    /// Applies `config` to requests admitted from now on, without dropping anything in flight;
+    /// fails, changing nothing, if any part of it does not validate.
+    ///
+    /// - `[cop-limiter]`: see [`CopLimiter::update`];
+    /// - `[worker-limiter]`: permit counts (for the cores the limiter was built for) and queue
+    ///   bounds, see [`WorkerLimiter::update`]: held permits stay valid, growth admits queued
+    ///   waiters at once, a shrink completes as held permits come back;
+    /// - `memory-upper-threshold`: resolved against the memory limit read at build time, as
+    ///   [`LimiterBuilder::build`] does; held reservations stay valid
+    ///   ([`MemoryLimiter::set_capacity`]).
+    ///
+    /// Concurrent updates are applied one after the other.
+    pub fn update(&self, config: &LimiterConfig) -> Result<()> {
+        config.validate()?;
+        let mut current = self.config.lock().unwrap_or_else(PoisonError::into_inner);
+        self.cop.apply(&config.cop_limiter);
+        self.permits.apply(&config.worker_limiter);
+        self.memory.set_capacity(config.memory_upper_threshold.resolve(self.monitor.limit()));
+        *current = config.clone();
+        Ok(())
+    }
+
+    /// The config last applied (at build time or by [`Limiter::update`]).
+    pub fn config(&self) -> LimiterConfig {
+        self.config.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
     /// Starts refreshing the memory usage every 100 ms on the limiter's clock; stops when the
@@ -154,6 +184,13 @@ impl LimiterBuilder {
             permits = permits.with_metrics(m.clone());
             memory = memory.with_metrics(m);
         }
-        Ok(Limiter { cop, permits, memory: Arc::new(memory), monitor, clock: self.clock })
+        Ok(Limiter {
+            config: Mutex::new(self.config),
+            cop,
+            permits,
+            memory: Arc::new(memory),
+            monitor,
+            clock: self.clock,
+        })
     }
 }
