@@ -93,6 +93,9 @@ pub enum Error {
         /// The I/O or parse failure.
         reason: String,
     },
+    /// The memory sampler thread could not be started.
+    #[error("cannot start the memory sampler thread: {0}")]
+    SamplerThread(#[source] std::io::Error),
     /// Registering a metric failed (usually a name already registered in that registry).
     #[error("metrics registration: {0}")]
     Metrics(#[from] prometheus::Error),

@@ -75,7 +75,7 @@ pub use metrics::{LimiterMetrics, WAIT_TYPE_COP_LIMITER, WAIT_TYPE_PERMIT};
 pub use permits::{Permit, WorkerLimiter};
 pub use probe::{
     MEMORY_SAMPLE_INTERVAL, ManualMemoryProbe, MemoryMonitor, MemoryProbe, ProcessMemoryProbe,
-    SamplerHandle,
+    SamplerHandle, SamplerThread,
 };
 pub use random::{FastRandom, RandomSource};
 pub use rcop_units::{ParseError, ReadableDuration, ReadableSize};

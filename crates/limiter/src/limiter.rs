@@ -11,7 +11,10 @@ use crate::keyspace::KeyspaceId;
 use crate::memory::{MemoryLimiter, MemoryReservation};
 use crate::metrics::LimiterMetrics;
 use crate::permits::{Permit, WorkerLimiter};
-use crate::probe::{MemoryMonitor, MemoryProbe, ProcessMemoryProbe, SamplerHandle};
+use crate::probe::{
+    MEMORY_SAMPLE_INTERVAL, MemoryMonitor, MemoryProbe, ProcessMemoryProbe, SamplerHandle,
+    SamplerThread,
+};
 use crate::random::{FastRandom, RandomSource};
 
 /// Admission for a worker: [`Limiter::admit`] runs the cop-limiter, then takes the permits;
@@ -19,7 +22,8 @@ use crate::random::{FastRandom, RandomSource};
 /// throughput window.
 ///
 /// Built with [`Limiter::builder`]. Start the memory sampler with
-/// [`Limiter::spawn_memory_sampler`] inside a tokio runtime. [`Limiter::update`] applies a new
+/// [`Limiter::spawn_memory_sampler`] inside a tokio runtime, or on a thread of its own with
+/// [`Limiter::start_memory_sampler`]. [`Limiter::update`] applies a new
 /// config at runtime (for an online-config manager).
 #[derive(Debug)]
 pub struct Limiter {
@@ -97,6 +101,17 @@ impl Limiter {
     /// handle is dropped. Needs a tokio runtime.
     pub fn spawn_memory_sampler(&self) -> SamplerHandle {
         self.monitor.spawn_sampler(Arc::clone(&self.clock))
+    }
+
+    /// Starts a thread (`rcop-mem-sampler`) that refreshes the memory usage every 100 ms
+    /// ([`MEMORY_SAMPLE_INTERVAL`]) of real time, not on the limiter's clock; needs no tokio
+    /// runtime. Dropping the handle stops and joins the thread.
+    ///
+    /// # Errors
+    ///
+    /// [`crate::Error::SamplerThread`] if the OS refuses a new thread.
+    pub fn start_memory_sampler(&self) -> Result<SamplerThread> {
+        self.monitor.start_sampler_thread(MEMORY_SAMPLE_INTERVAL)
     }
 
     /// The cop-limiter.
