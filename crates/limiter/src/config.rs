@@ -1,11 +1,10 @@
 //! Configuration sections: `[cop-limiter]`, `[worker-limiter]` and `memory-upper-threshold`.
 
-use std::time::Duration;
-
+use rcop_units::ReadableDuration;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::units::{MemoryThreshold, ReadableDuration};
+use crate::threshold::MemoryThreshold;
 
 /// `[cop-limiter]`: memory-pressure throttling of heavy keyspaces.
 ///
@@ -33,9 +32,9 @@ impl Default for CopLimiterConfig {
     fn default() -> Self {
         CopLimiterConfig {
             high_mem_ratio: 0.8,
-            wait_min_duration: ReadableDuration(Duration::from_millis(100)),
-            wait_max_duration: ReadableDuration(Duration::from_secs(3)),
-            sample_ttl: ReadableDuration(Duration::from_secs(60)),
+            wait_min_duration: ReadableDuration::millis(100),
+            wait_max_duration: ReadableDuration::secs(3),
+            sample_ttl: ReadableDuration::secs(60),
         }
     }
 }
@@ -50,7 +49,7 @@ impl CopLimiterConfig {
                 format!("{ratio} is not in (0, 1)"),
             ));
         }
-        if self.wait_min_duration.0.is_zero() {
+        if self.wait_min_duration.is_zero() {
             return Err(Error::config("cop-limiter.wait-min-duration", "must be greater than 0"));
         }
         if self.wait_max_duration <= self.wait_min_duration {
@@ -62,7 +61,7 @@ impl CopLimiterConfig {
                 ),
             ));
         }
-        if self.sample_ttl.0.is_zero() {
+        if self.sample_ttl.is_zero() {
             return Err(Error::config("cop-limiter.sample-ttl", "must be greater than 0"));
         }
         Ok(())
@@ -181,8 +180,10 @@ impl LimiterConfig {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
-    use crate::units::ReadableSize;
+    use rcop_units::ReadableSize;
 
     fn parse(text: &str) -> LimiterConfig {
         toml::from_str(text).unwrap()

@@ -1,6 +1,7 @@
 //! The cop-limiter: under memory pressure, heavy keyspaces wait (jittered) until memory drops.
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
 use crate::clock::{Clock, SystemClock};
@@ -22,11 +23,12 @@ use crate::window::ThroughputWindow;
 ///   it is below the line; at its deadline it fails with [`BusyReason::MemoryPressure`].
 ///
 /// Feed it the size of every response with [`CopLimiter::record_response`].
+///
+/// [`CopLimiter::update`] changes the ratio, the sleep range and the window's ttl at runtime.
 #[derive(Debug)]
 pub struct CopLimiter {
-    wait_min: Duration,
-    wait_max: Duration,
-    high_mem_bytes: u64,
+    waits: RwLock<WaitRange>,
+    high_mem_bytes: AtomicU64,
     memory: Arc<MemoryMonitor>,
     window: Mutex<ThroughputWindow>,
     clock: Arc<dyn Clock>,
@@ -34,19 +36,40 @@ pub struct CopLimiter {
     metrics: Option<LimiterMetrics>,
 }
 
+/// The range a throttled request's sleeps are drawn from; replaced as a whole by an update so
+/// that a sleep never sees a new minimum with an old maximum.
+#[derive(Debug, Clone, Copy)]
+struct WaitRange {
+    min: Duration,
+    max: Duration,
+}
+
+impl WaitRange {
+    fn of(config: &CopLimiterConfig) -> Self {
+        WaitRange {
+            min: config.wait_min_duration.as_duration(),
+            max: config.wait_max_duration.as_duration(),
+        }
+    }
+}
+
+/// `high-mem-ratio × limit` in bytes.
+fn memory_line(limit: u64, ratio: f64) -> u64 {
+    // `as` saturates; the ratio is in (0, 1), so the product is below the limit.
+    (limit as f64 * ratio) as u64
+}
+
 impl CopLimiter {
     /// A limiter on the system clock with OS-seeded randomness and no metrics; the line is
     /// `high-mem-ratio × memory.limit()`. Fails if the config does not validate.
     pub fn new(config: &CopLimiterConfig, memory: Arc<MemoryMonitor>) -> Result<Self> {
         config.validate()?;
-        // `as` saturates; the ratio is in (0, 1), so the product is below the limit.
-        let high_mem_bytes = (memory.limit() as f64 * config.high_mem_ratio) as u64;
+        let high_mem_bytes = memory_line(memory.limit(), config.high_mem_ratio);
         Ok(CopLimiter {
-            wait_min: config.wait_min_duration.0,
-            wait_max: config.wait_max_duration.0,
-            high_mem_bytes,
+            waits: RwLock::new(WaitRange::of(config)),
+            high_mem_bytes: AtomicU64::new(high_mem_bytes),
             memory,
-            window: Mutex::new(ThroughputWindow::new(config.sample_ttl.0)),
+            window: Mutex::new(ThroughputWindow::new(config.sample_ttl.as_duration())),
             clock: Arc::new(SystemClock),
             random: Arc::new(FastRandom::new()),
             metrics: None,
@@ -71,14 +94,40 @@ impl CopLimiter {
         self
     }
 
+    /// Applies `config` from now on; fails, changing nothing, if it does not validate.
+    ///
+    /// The new line (`high-mem-ratio × limit`) holds for the next admission and for requests
+    /// already throttled at their next memory check; the new sleep range from their next
+    /// sleep; the new `sample-ttl` from the next time the window is read or written (a shorter
+    /// ttl then drops the samples that have become too old).
+    pub fn update(&self, config: &CopLimiterConfig) -> Result<()> {
+        config.validate()?;
+        self.apply(config);
+        Ok(())
+    }
+
+    /// [`CopLimiter::update`] with a config already validated.
+    pub(crate) fn apply(&self, config: &CopLimiterConfig) {
+        let line = memory_line(self.memory.limit(), config.high_mem_ratio);
+        *self.waits.write().unwrap_or_else(PoisonError::into_inner) = WaitRange::of(config);
+        self.window().set_ttl(config.sample_ttl.as_duration());
+        self.high_mem_bytes.store(line, Ordering::Release);
+    }
+
     /// The memory line in bytes: `high-mem-ratio × limit`.
     pub fn high_mem_bytes(&self) -> u64 {
-        self.high_mem_bytes
+        self.high_mem_bytes.load(Ordering::Acquire)
+    }
+
+    /// The range throttled requests draw their sleeps from: `(wait-min, wait-max)`.
+    pub fn wait_range(&self) -> (Duration, Duration) {
+        let waits = *self.waits.read().unwrap_or_else(PoisonError::into_inner);
+        (waits.min, waits.max)
     }
 
     /// True when the latest memory sample is at or above the line.
     pub fn is_memory_high(&self) -> bool {
-        self.memory.used() >= self.high_mem_bytes
+        self.memory.used() >= self.high_mem_bytes()
     }
 
     /// Records the size of a response served for `keyspace`, now.
@@ -111,9 +160,10 @@ impl CopLimiter {
             let Some(left) = deadline.checked_duration_since(now).filter(|d| !d.is_zero()) else {
                 break Err(Error::busy(BusyReason::MemoryPressure));
             };
-            let nap = self.random.duration_in(self.wait_min, self.wait_max).min(left);
+            let (min, max) = self.wait_range();
+            let nap = self.random.duration_in(min, max).min(left);
             self.clock.sleep(nap).await;
-            if self.memory.refresh() < self.high_mem_bytes {
+            if self.memory.refresh() < self.high_mem_bytes() {
                 break Ok(());
             }
         };

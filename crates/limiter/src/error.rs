@@ -74,10 +74,11 @@ pub enum Error {
         /// What is wrong with it.
         reason: String,
     },
-    /// A duration or size string did not parse.
+    /// A size, duration or memory-threshold string did not parse (see
+    /// [`ParseError`](crate::ParseError) for the grammar's own errors).
     #[error("invalid {what} {input:?}: {reason}")]
     Parse {
-        /// `"duration"` or `"size"`.
+        /// `"duration"` or `"size"` (a memory threshold is a size or a percentage).
         what: &'static str,
         /// The text that failed.
         input: String,
@@ -92,6 +93,9 @@ pub enum Error {
         /// The I/O or parse failure.
         reason: String,
     },
+    /// The memory sampler thread could not be started.
+    #[error("cannot start the memory sampler thread: {0}")]
+    SamplerThread(#[source] std::io::Error),
     /// Registering a metric failed (usually a name already registered in that registry).
     #[error("metrics registration: {0}")]
     Metrics(#[from] prometheus::Error),
@@ -119,6 +123,12 @@ impl Error {
 
     pub(crate) fn config(key: &'static str, reason: impl Into<String>) -> Self {
         Error::InvalidConfig { key, reason: reason.into() }
+    }
+}
+
+impl From<rcop_units::ParseError> for Error {
+    fn from(e: rcop_units::ParseError) -> Self {
+        Error::Parse { what: e.quantity(), input: e.input().to_owned(), reason: e.reason() }
     }
 }
 

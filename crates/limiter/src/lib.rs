@@ -61,7 +61,7 @@ mod metrics;
 mod permits;
 mod probe;
 mod random;
-mod units;
+mod threshold;
 mod window;
 
 pub use clock::{BoxFuture, Clock, ManualClock, SystemClock};
@@ -75,7 +75,8 @@ pub use metrics::{LimiterMetrics, WAIT_TYPE_COP_LIMITER, WAIT_TYPE_PERMIT};
 pub use permits::{Permit, WorkerLimiter};
 pub use probe::{
     MEMORY_SAMPLE_INTERVAL, ManualMemoryProbe, MemoryMonitor, MemoryProbe, ProcessMemoryProbe,
-    SamplerHandle,
+    SamplerHandle, SamplerThread,
 };
 pub use random::{FastRandom, RandomSource};
-pub use units::{MemoryThreshold, ReadableDuration, ReadableSize};
+pub use rcop_units::{ParseError, ReadableDuration, ReadableSize};
+pub use threshold::MemoryThreshold;

@@ -1,6 +1,6 @@
 //! The worker's admission in one object: cop-limiter, permits and memory reservations.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use crate::clock::{Clock, SystemClock};
@@ -11,7 +11,10 @@ use crate::keyspace::KeyspaceId;
 use crate::memory::{MemoryLimiter, MemoryReservation};
 use crate::metrics::LimiterMetrics;
 use crate::permits::{Permit, WorkerLimiter};
-use crate::probe::{MemoryMonitor, MemoryProbe, ProcessMemoryProbe, SamplerHandle};
+use crate::probe::{
+    MEMORY_SAMPLE_INTERVAL, MemoryMonitor, MemoryProbe, ProcessMemoryProbe, SamplerHandle,
+    SamplerThread,
+};
 use crate::random::{FastRandom, RandomSource};
 
 /// Admission for a worker: [`Limiter::admit`] runs the cop-limiter, then takes the permits;
@@ -19,9 +22,13 @@ use crate::random::{FastRandom, RandomSource};
 /// throughput window.
 ///
 /// Built with [`Limiter::builder`]. Start the memory sampler with
-/// [`Limiter::spawn_memory_sampler`] inside a tokio runtime.
+/// [`Limiter::spawn_memory_sampler`] inside a tokio runtime, or on a thread of its own with
+/// [`Limiter::start_memory_sampler`]. [`Limiter::update`] applies a new
+/// config at runtime (for an online-config manager).
 #[derive(Debug)]
 pub struct Limiter {
+    /// The config last applied; its lock also serialises updates.
+    config: Mutex<LimiterConfig>,
     cop: CopLimiter,
     permits: WorkerLimiter,
     memory: Arc<MemoryLimiter>,
@@ -63,10 +70,48 @@ impl Limiter {
         self.cop.record_response(keyspace, bytes);
     }
 
+    /// Applies `config` to requests admitted from now on, without dropping anything in flight;
+    /// fails, changing nothing, if any part of it does not validate.
+    ///
+    /// - `[cop-limiter]`: see [`CopLimiter::update`];
+    /// - `[worker-limiter]`: permit counts (for the cores the limiter was built for) and queue
+    ///   bounds, see [`WorkerLimiter::update`]: held permits stay valid, growth admits queued
+    ///   waiters at once, a shrink completes as held permits come back;
+    /// - `memory-upper-threshold`: resolved against the memory limit read at build time, as
+    ///   [`LimiterBuilder::build`] does; held reservations stay valid
+    ///   ([`MemoryLimiter::set_capacity`]).
+    ///
+    /// Concurrent updates are applied one after the other.
+    pub fn update(&self, config: &LimiterConfig) -> Result<()> {
+        config.validate()?;
+        let mut current = self.config.lock().unwrap_or_else(PoisonError::into_inner);
+        self.cop.apply(&config.cop_limiter);
+        self.permits.apply(&config.worker_limiter);
+        self.memory.set_capacity(config.memory_upper_threshold.resolve(self.monitor.limit()));
+        *current = config.clone();
+        Ok(())
+    }
+
+    /// The config last applied (at build time or by [`Limiter::update`]).
+    pub fn config(&self) -> LimiterConfig {
+        self.config.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
     /// Starts refreshing the memory usage every 100 ms on the limiter's clock; stops when the
     /// handle is dropped. Needs a tokio runtime.
     pub fn spawn_memory_sampler(&self) -> SamplerHandle {
         self.monitor.spawn_sampler(Arc::clone(&self.clock))
+    }
+
+    /// Starts a thread (`rcop-mem-sampler`) that refreshes the memory usage every 100 ms
+    /// ([`MEMORY_SAMPLE_INTERVAL`]) of real time, not on the limiter's clock; needs no tokio
+    /// runtime. Dropping the handle stops and joins the thread.
+    ///
+    /// # Errors
+    ///
+    /// [`crate::Error::SamplerThread`] if the OS refuses a new thread.
+    pub fn start_memory_sampler(&self) -> Result<SamplerThread> {
+        self.monitor.start_sampler_thread(MEMORY_SAMPLE_INTERVAL)
     }
 
     /// The cop-limiter.
@@ -154,6 +199,13 @@ impl LimiterBuilder {
             permits = permits.with_metrics(m.clone());
             memory = memory.with_metrics(m);
         }
-        Ok(Limiter { cop, permits, memory: Arc::new(memory), monitor, clock: self.clock })
+        Ok(Limiter {
+            config: Mutex::new(self.config),
+            cop,
+            permits,
+            memory: Arc::new(memory),
+            monitor,
+            clock: self.clock,
+        })
     }
 }

@@ -5,16 +5,17 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::{Error, MEMORY_LIMIT_EXCEEDED_LABEL, Result};
 use crate::metrics::LimiterMetrics;
-use crate::units::MemoryThreshold;
+use crate::threshold::MemoryThreshold;
 
 /// Accounts bytes that requests are about to use (a snapshot being rebuilt, a response being
-/// built) against a fixed capacity.
+/// built) against a capacity.
 ///
 /// A reservation that does not fit fails at once with the shortfall; nothing waits. Reserved
-/// bytes come back when the [`MemoryReservation`] is dropped.
+/// bytes come back when the [`MemoryReservation`] is dropped. [`MemoryLimiter::set_capacity`]
+/// changes the capacity at runtime.
 #[derive(Debug)]
 pub struct MemoryLimiter {
-    capacity: u64,
+    capacity: AtomicU64,
     used: AtomicU64,
     metrics: Option<LimiterMetrics>,
 }
@@ -22,7 +23,7 @@ pub struct MemoryLimiter {
 impl MemoryLimiter {
     /// A limiter of `capacity` bytes.
     pub fn new(capacity: u64) -> Self {
-        MemoryLimiter { capacity, used: AtomicU64::new(0), metrics: None }
+        MemoryLimiter { capacity: AtomicU64::new(capacity), used: AtomicU64::new(0), metrics: None }
     }
 
     /// A limiter of `threshold` resolved against a memory limit of `limit` bytes.
@@ -38,7 +39,15 @@ impl MemoryLimiter {
 
     /// The capacity in bytes.
     pub fn capacity(&self) -> u64 {
-        self.capacity
+        self.capacity.load(Ordering::Acquire)
+    }
+
+    /// Sets the capacity for reservations made from now on.
+    ///
+    /// Held reservations stay valid: if they exceed a smaller capacity, nothing more fits
+    /// until enough of them are dropped.
+    pub fn set_capacity(&self, bytes: u64) {
+        self.capacity.store(bytes, Ordering::Release);
     }
 
     /// Bytes reserved now.
@@ -48,14 +57,15 @@ impl MemoryLimiter {
 
     /// Bytes free now.
     pub fn available(&self) -> u64 {
-        self.capacity.saturating_sub(self.used())
+        self.capacity().saturating_sub(self.used())
     }
 
     /// Reserves `bytes`, or fails with [`Error::MemoryLimitExceeded`] if fewer are free.
     pub fn try_reserve(self: &Arc<Self>, bytes: u64) -> Result<MemoryReservation> {
         let mut used = self.used.load(Ordering::Acquire);
         loop {
-            let available = self.capacity.saturating_sub(used);
+            let capacity = self.capacity();
+            let available = capacity.saturating_sub(used);
             if bytes > available {
                 if let Some(m) = &self.metrics {
                     m.reject(MEMORY_LIMIT_EXCEEDED_LABEL);
@@ -63,7 +73,7 @@ impl MemoryLimiter {
                 return Err(Error::MemoryLimitExceeded {
                     requested: bytes,
                     available,
-                    capacity: self.capacity,
+                    capacity,
                     shortfall: bytes - available,
                 });
             }
@@ -115,8 +125,8 @@ impl Drop for MemoryReservation {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::units::ReadableSize;
     use prometheus::Registry;
+    use rcop_units::ReadableSize;
 
     #[test]
     fn reservations_account_and_release() {

@@ -2,10 +2,10 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Instant;
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::Semaphore;
 
 use crate::clock::{Clock, SystemClock};
 use crate::config::{PermitCounts, WorkerLimiterConfig};
@@ -21,32 +21,129 @@ use crate::metrics::{LimiterMetrics, WAIT_TYPE_PERMIT};
 /// per keyspace (`keyspace-max-queue-size`); a full queue rejects at once
 /// ([`BusyReason::QueueFull`]) and the request's deadline ends the wait
 /// ([`BusyReason::PermitWaitTimeout`]). Waiters are served in FIFO order per semaphore.
+///
+/// [`WorkerLimiter::update`] changes the permit counts and queue bounds at runtime. Growth is
+/// immediate: the new permits go to queued waiters first. Shrinking never revokes a held
+/// permit: free permits are withdrawn at once, and the rest of the reduction is withdrawn as
+/// held permits come back (each returned permit is dropped instead of freed until the new
+/// count holds). Until then nothing new is admitted beyond the new count.
 #[derive(Debug)]
 pub struct WorkerLimiter {
-    counts: PermitCounts,
-    global: Arc<Semaphore>,
-    keyspaces: RwLock<HashMap<KeyspaceId, Arc<KeyspaceSlot>>>,
+    cores: usize,
+    global: Arc<Pool>,
+    state: RwLock<State>,
     waiting: AtomicUsize,
-    max_queue: usize,
-    keyspace_max_queue: usize,
+    max_queue: AtomicUsize,
+    keyspace_max_queue: AtomicUsize,
     clock: Arc<dyn Clock>,
     metrics: Option<LimiterMetrics>,
 }
 
+/// The permit counts and the keyspaces' semaphores, under one lock so that a keyspace created
+/// during an update gets the new count.
+#[derive(Debug)]
+struct State {
+    counts: PermitCounts,
+    keyspaces: HashMap<KeyspaceId, Arc<KeyspaceSlot>>,
+}
+
 #[derive(Debug)]
 struct KeyspaceSlot {
-    permits: Arc<Semaphore>,
+    permits: Arc<Pool>,
     waiting: AtomicUsize,
+}
+
+/// A semaphore whose capacity can change while permits are held.
+///
+/// Invariant: `free + held - debt` is the capacity, where `debt` counts the permits a shrink
+/// could not withdraw because they were held. A returned permit pays one unit of debt (it is
+/// forgotten rather than freed); growth pays the debt before it adds permits.
+#[derive(Debug)]
+struct Pool {
+    semaphore: Semaphore,
+    debt: AtomicUsize,
+    /// Returns take it shared and resizes exclusively, so a permit returned during a resize
+    /// either is free before the resize withdraws free permits or sees the new debt.
+    gate: RwLock<()>,
+}
+
+impl Pool {
+    fn new(permits: usize) -> Arc<Self> {
+        Arc::new(Pool {
+            semaphore: Semaphore::new(permits),
+            debt: AtomicUsize::new(0),
+            gate: RwLock::new(()),
+        })
+    }
+
+    fn available(&self) -> usize {
+        self.semaphore.available_permits()
+    }
+
+    // A permit is taken out of the semaphore (`forget`) and handed back by `PoolPermit`'s drop,
+    // so that the drop can decide between freeing it and paying debt. Nothing awaits between
+    // the two, so a cancelled acquisition leaks nothing.
+    fn try_acquire(self: &Arc<Self>) -> Option<PoolPermit> {
+        self.semaphore.try_acquire().ok()?.forget();
+        Some(PoolPermit { pool: Arc::clone(self) })
+    }
+
+    async fn acquire(self: &Arc<Self>) -> Result<PoolPermit, tokio::sync::AcquireError> {
+        self.semaphore.acquire().await?.forget();
+        Ok(PoolPermit { pool: Arc::clone(self) })
+    }
+
+    /// Changes the capacity from `from` to `to` permits.
+    fn resize(&self, from: usize, to: usize) {
+        let _gate = self.gate.write().unwrap_or_else(PoisonError::into_inner);
+        // No permit is being returned while the gate is held exclusively: plain load/store.
+        let debt = self.debt.load(Ordering::Acquire);
+        if to >= from {
+            let grow = to - from;
+            let paid = debt.min(grow);
+            self.debt.store(debt - paid, Ordering::Release);
+            if grow > paid {
+                self.semaphore.add_permits(grow - paid);
+            }
+        } else {
+            let shrink = from - to;
+            let withdrawn = self.semaphore.forget_permits(shrink);
+            self.debt.store(debt + (shrink - withdrawn), Ordering::Release);
+        }
+    }
+
+    /// Takes one permit's worth of debt if there is any.
+    fn pay_debt(&self) -> bool {
+        self.debt.fetch_update(Ordering::AcqRel, Ordering::Acquire, |d| d.checked_sub(1)).is_ok()
+    }
+}
+
+/// One permit of a [`Pool`]; freed on drop, or forgotten if the pool has shrunk since.
+#[derive(Debug)]
+struct PoolPermit {
+    pool: Arc<Pool>,
+}
+
+impl Drop for PoolPermit {
+    fn drop(&mut self) {
+        let _gate = self.pool.gate.read().unwrap_or_else(PoisonError::into_inner);
+        if !self.pool.pay_debt() {
+            self.pool.semaphore.add_permits(1);
+        }
+    }
 }
 
 /// A held admission: one keyspace permit and one global permit, both given back on drop
 /// (including when the task holding it is cancelled or panics).
+///
+/// A permit stays valid across [`WorkerLimiter::update`]; if the limiter has shrunk, giving it
+/// back completes the shrink instead of freeing a place.
 #[derive(Debug)]
 #[must_use = "the permits are released as soon as this is dropped"]
 pub struct Permit {
     // Field order is drop order: the global permit goes back first.
-    _global: OwnedSemaphorePermit,
-    _keyspace: OwnedSemaphorePermit,
+    _global: PoolPermit,
+    _keyspace: PoolPermit,
 }
 
 /// A place in the wait queue; leaves it on drop.
@@ -63,12 +160,20 @@ impl Drop for QueueSlot<'_> {
 }
 
 /// Takes a place in a queue bounded by `max`; false if it is full.
-fn join(counter: &AtomicUsize, max: usize) -> bool {
-    if counter.fetch_add(1, Ordering::AcqRel) >= max {
+fn join(counter: &AtomicUsize, max: &AtomicUsize) -> bool {
+    if counter.fetch_add(1, Ordering::AcqRel) >= max.load(Ordering::Acquire) {
         counter.fetch_sub(1, Ordering::AcqRel);
         return false;
     }
     true
+}
+
+/// `counts` capped at what a tokio semaphore can hold.
+fn clamp(counts: PermitCounts) -> PermitCounts {
+    PermitCounts {
+        global: counts.global.min(Semaphore::MAX_PERMITS),
+        keyspace: counts.keyspace.min(Semaphore::MAX_PERMITS),
+    }
 }
 
 impl WorkerLimiter {
@@ -76,17 +181,45 @@ impl WorkerLimiter {
     /// metrics. Fails if the config does not validate.
     pub fn new(config: &WorkerLimiterConfig, cores: usize) -> Result<Self> {
         config.validate()?;
-        let counts = config.permits(cores);
+        let counts = clamp(config.permits(cores));
         Ok(WorkerLimiter {
-            counts,
-            global: Arc::new(Semaphore::new(counts.global)),
-            keyspaces: RwLock::new(HashMap::new()),
+            cores,
+            global: Pool::new(counts.global),
+            state: RwLock::new(State { counts, keyspaces: HashMap::new() }),
             waiting: AtomicUsize::new(0),
-            max_queue: config.max_queue_size,
-            keyspace_max_queue: config.keyspace_max_queue_size,
+            max_queue: AtomicUsize::new(config.max_queue_size),
+            keyspace_max_queue: AtomicUsize::new(config.keyspace_max_queue_size),
             clock: Arc::new(SystemClock),
             metrics: None,
         })
+    }
+
+    /// Applies `config` to requests admitted from now on: the permit counts (for the cores
+    /// this limiter was built for) and the queue bounds. Fails, changing nothing, if the config
+    /// does not validate.
+    ///
+    /// Held permits stay valid. Growth lets queued waiters in at once. A shrink withdraws free
+    /// permits now and the rest as held permits are given back, so the new count holds for
+    /// new admissions from now on and for in-flight requests once enough have finished. A
+    /// smaller queue bound turns new waiters away; requests already queued keep waiting.
+    pub fn update(&self, config: &WorkerLimiterConfig) -> Result<()> {
+        config.validate()?;
+        self.apply(config);
+        Ok(())
+    }
+
+    /// [`WorkerLimiter::update`] with a config already validated.
+    pub(crate) fn apply(&self, config: &WorkerLimiterConfig) {
+        let counts = clamp(config.permits(self.cores));
+        let mut state = self.state_mut();
+        let old = state.counts;
+        self.global.resize(old.global, counts.global);
+        for slot in state.keyspaces.values() {
+            slot.permits.resize(old.keyspace, counts.keyspace);
+        }
+        state.counts = counts;
+        self.max_queue.store(config.max_queue_size, Ordering::Release);
+        self.keyspace_max_queue.store(config.keyspace_max_queue_size, Ordering::Release);
     }
 
     /// Uses `clock` for deadlines and wait times.
@@ -101,21 +234,28 @@ impl WorkerLimiter {
         self
     }
 
-    /// The global and per-keyspace permit counts.
+    /// The global and per-keyspace permit counts (the latest update's, even while a shrink
+    /// is still waiting for held permits to come back).
     pub fn permits(&self) -> PermitCounts {
-        self.counts
+        self.read_state().counts
+    }
+
+    /// The bounds of the wait queues: `(max-queue-size, keyspace-max-queue-size)`.
+    pub fn queue_bounds(&self) -> (usize, usize) {
+        (self.max_queue.load(Ordering::Acquire), self.keyspace_max_queue.load(Ordering::Acquire))
     }
 
     /// Global permits free now.
     pub fn available_global(&self) -> usize {
-        self.global.available_permits()
+        self.global.available()
     }
 
     /// Permits of `keyspace` free now.
     pub fn available(&self, keyspace: KeyspaceId) -> usize {
-        match self.keyspaces.read().unwrap_or_else(PoisonError::into_inner).get(&keyspace) {
-            Some(slot) => slot.permits.available_permits(),
-            None => self.counts.keyspace,
+        let state = self.read_state();
+        match state.keyspaces.get(&keyspace) {
+            Some(slot) => slot.permits.available(),
+            None => state.counts.keyspace,
         }
     }
 
@@ -127,8 +267,8 @@ impl WorkerLimiter {
     /// Takes both permits if they are free now, without waiting.
     pub fn try_acquire(&self, keyspace: KeyspaceId) -> Option<Permit> {
         let slot = self.slot(keyspace);
-        let keyspace = Arc::clone(&slot.permits).try_acquire_owned().ok()?;
-        let global = Arc::clone(&self.global).try_acquire_owned().ok()?;
+        let keyspace = slot.permits.try_acquire()?;
+        let global = self.global.try_acquire()?;
         Some(Permit { _global: global, _keyspace: keyspace })
     }
 
@@ -139,12 +279,12 @@ impl WorkerLimiter {
     /// and returns any permit already taken.
     pub async fn acquire(&self, keyspace: KeyspaceId, deadline: Instant) -> Result<Permit> {
         let slot = self.slot(keyspace);
-        let held = match Arc::clone(&slot.permits).try_acquire_owned() {
-            Ok(keyspace) => match Arc::clone(&self.global).try_acquire_owned() {
-                Ok(global) => return Ok(Permit { _global: global, _keyspace: keyspace }),
-                Err(_) => Some(keyspace),
+        let held = match slot.permits.try_acquire() {
+            Some(keyspace) => match self.global.try_acquire() {
+                Some(global) => return Ok(Permit { _global: global, _keyspace: keyspace }),
+                None => Some(keyspace),
             },
-            Err(_) => None,
+            None => None,
         };
         let result = self.wait(&slot, held, deadline).await;
         if let (Err(e), Some(m)) = (&result, &self.metrics) {
@@ -156,13 +296,13 @@ impl WorkerLimiter {
     async fn wait(
         &self,
         slot: &KeyspaceSlot,
-        held: Option<OwnedSemaphorePermit>,
+        held: Option<PoolPermit>,
         deadline: Instant,
     ) -> Result<Permit> {
-        if !join(&self.waiting, self.max_queue) {
+        if !join(&self.waiting, &self.max_queue) {
             return Err(Error::busy(BusyReason::QueueFull));
         }
-        if !join(&slot.waiting, self.keyspace_max_queue) {
+        if !join(&slot.waiting, &self.keyspace_max_queue) {
             self.waiting.fetch_sub(1, Ordering::AcqRel);
             return Err(Error::busy(BusyReason::QueueFull));
         }
@@ -172,9 +312,9 @@ impl WorkerLimiter {
         let permits = async {
             let keyspace = match held {
                 Some(permit) => permit,
-                None => Arc::clone(&slot.permits).acquire_owned().await?,
+                None => slot.permits.acquire().await?,
             };
-            let global = Arc::clone(&self.global).acquire_owned().await?;
+            let global = self.global.acquire().await?;
             Ok::<_, tokio::sync::AcquireError>(Permit { _global: global, _keyspace: keyspace })
         };
         let result = tokio::select! {
@@ -189,19 +329,24 @@ impl WorkerLimiter {
         result
     }
 
-    /// The keyspace's semaphore, created on first use.
+    /// The keyspace's semaphore, created on first use with the current count.
     fn slot(&self, keyspace: KeyspaceId) -> Arc<KeyspaceSlot> {
-        if let Some(slot) =
-            self.keyspaces.read().unwrap_or_else(PoisonError::into_inner).get(&keyspace)
-        {
+        if let Some(slot) = self.read_state().keyspaces.get(&keyspace) {
             return Arc::clone(slot);
         }
-        let mut map = self.keyspaces.write().unwrap_or_else(PoisonError::into_inner);
-        Arc::clone(map.entry(keyspace).or_insert_with(|| {
-            Arc::new(KeyspaceSlot {
-                permits: Arc::new(Semaphore::new(self.counts.keyspace)),
-                waiting: AtomicUsize::new(0),
-            })
+        let mut state = self.state_mut();
+        let permits = state.counts.keyspace;
+        Arc::clone(state.keyspaces.entry(keyspace).or_insert_with(|| {
+            Arc::new(KeyspaceSlot { permits: Pool::new(permits), waiting: AtomicUsize::new(0) })
         }))
+    }
+
+    // The state's invariants hold between statements, so a poisoned lock is still usable.
+    fn read_state(&self) -> RwLockReadGuard<'_, State> {
+        self.state.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn state_mut(&self) -> RwLockWriteGuard<'_, State> {
+        self.state.write().unwrap_or_else(PoisonError::into_inner)
     }
 }

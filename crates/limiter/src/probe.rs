@@ -4,6 +4,8 @@ use std::fmt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crate::clock::Clock;
@@ -11,6 +13,12 @@ use crate::error::{Error, Result};
 
 /// How often [`MemoryMonitor::run_sampler`] refreshes the sampled usage (upstream: 100 ms).
 pub const MEMORY_SAMPLE_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Name of the thread [`MemoryMonitor::start_sampler_thread`] starts.
+const SAMPLER_THREAD_NAME: &str = "rcop-mem-sampler";
+
+/// Shortest interval of the sampler thread, so a zero interval cannot make it spin.
+const MIN_THREAD_INTERVAL: Duration = Duration::from_millis(1);
 
 /// Where memory numbers come from; injectable so tests can play memory pressure.
 pub trait MemoryProbe: Send + Sync + fmt::Debug {
@@ -237,7 +245,8 @@ impl MemoryProbe for ManualMemoryProbe {
 }
 
 /// The process's memory as the limiters see it: the limit (read once) and the latest usage
-/// sample, refreshed by [`MemoryMonitor::run_sampler`] so the admission path reads an atomic
+/// sample, refreshed by a sampler ([`MemoryMonitor::spawn_sampler`] on a tokio runtime,
+/// [`MemoryMonitor::start_sampler_thread`] without one) so the admission path reads an atomic
 /// instead of a file.
 #[derive(Debug)]
 pub struct MemoryMonitor {
@@ -293,6 +302,57 @@ impl MemoryMonitor {
             monitor.run_sampler(clock.as_ref(), MEMORY_SAMPLE_INTERVAL).await;
         });
         SamplerHandle { task }
+    }
+}
+
+impl MemoryMonitor {
+    /// Starts a thread named `rcop-mem-sampler` that refreshes the sample every `interval`
+    /// (at least 1 ms) of real time; no tokio runtime is needed. Dropping the returned handle
+    /// wakes the thread at once and joins it.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::SamplerThread`] if the OS refuses a new thread.
+    pub fn start_sampler_thread(self: &Arc<Self>, interval: Duration) -> Result<SamplerThread> {
+        let interval = interval.max(MIN_THREAD_INTERVAL);
+        let (stop, stopped) = mpsc::channel::<()>();
+        let monitor = Arc::clone(self);
+        let thread = std::thread::Builder::new()
+            .name(SAMPLER_THREAD_NAME.to_owned())
+            .spawn(move || {
+                // Dropping the sender disconnects the channel and ends the wait at once.
+                while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(interval) {
+                    monitor.refresh();
+                }
+            })
+            .map_err(Error::SamplerThread)?;
+        Ok(SamplerThread { stop: Some(stop), thread: Some(thread) })
+    }
+}
+
+/// The thread of [`MemoryMonitor::start_sampler_thread`]; dropping it stops the thread and
+/// waits for it to finish (at most one probe read, never a whole interval).
+#[derive(Debug)]
+#[must_use = "the sampler thread stops as soon as this is dropped"]
+pub struct SamplerThread {
+    stop: Option<mpsc::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl SamplerThread {
+    /// The sampler's thread.
+    pub fn thread(&self) -> Option<&std::thread::Thread> {
+        self.thread.as_ref().map(JoinHandle::thread)
+    }
+}
+
+impl Drop for SamplerThread {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(thread) = self.thread.take() {
+            // A probe that panicked already ended the thread; nothing more to stop.
+            let _ = thread.join();
+        }
     }
 }
 
@@ -421,6 +481,79 @@ mod tests {
             .unwrap();
         let vm_rss = vm_rss_kb * 1024;
         assert!(used / 2 < vm_rss && vm_rss < used * 2, "statm {used} VmRSS {vm_rss}");
+    }
+
+    /// A probe that counts its reads and remembers the thread of the last one.
+    #[derive(Debug, Default)]
+    struct CountingProbe {
+        used: AtomicU64,
+        reads: AtomicU64,
+        thread: std::sync::Mutex<Option<String>>,
+    }
+
+    impl MemoryProbe for CountingProbe {
+        fn used_bytes(&self) -> Result<u64> {
+            self.reads.fetch_add(1, Ordering::SeqCst);
+            *self.thread.lock().unwrap() = std::thread::current().name().map(str::to_owned);
+            Ok(self.used.load(Ordering::SeqCst))
+        }
+
+        fn limit_bytes(&self) -> Result<u64> {
+            Ok(1000)
+        }
+    }
+
+    /// Polls `condition` every millisecond for up to 5 s; true if it became true.
+    fn eventually(condition: impl Fn() -> bool) -> bool {
+        let start = std::time::Instant::now();
+        while start.elapsed() < Duration::from_secs(5) {
+            if condition() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        condition()
+    }
+
+    #[test]
+    fn sampler_thread_follows_the_probe_without_a_runtime_and_stops_on_drop() {
+        let probe = Arc::new(CountingProbe::default());
+        probe.used.store(10, Ordering::SeqCst);
+        let monitor = Arc::new(MemoryMonitor::new(probe.clone()).unwrap());
+        let interval = Duration::from_millis(5);
+        let sampler = monitor.start_sampler_thread(interval).unwrap();
+        assert_eq!(sampler.thread().and_then(|t| t.name()), Some(SAMPLER_THREAD_NAME));
+
+        for used in [50, 70, 20] {
+            let start = std::time::Instant::now();
+            probe.used.store(used, Ordering::SeqCst);
+            assert!(eventually(|| monitor.used() == used), "sample never became {used}");
+            // Generous for a loaded CI machine; typically one interval.
+            assert!(start.elapsed() < Duration::from_secs(2), "{:?}", start.elapsed());
+        }
+        assert_eq!(probe.thread.lock().unwrap().as_deref(), Some(SAMPLER_THREAD_NAME));
+
+        drop(sampler);
+        let reads = probe.reads.load(Ordering::SeqCst);
+        probe.used.store(99, Ordering::SeqCst);
+        std::thread::sleep(interval * 10);
+        assert_eq!(probe.reads.load(Ordering::SeqCst), reads, "no read after the drop");
+        assert_eq!(monitor.used(), 20);
+    }
+
+    #[test]
+    fn dropping_the_sampler_thread_does_not_wait_out_the_interval() {
+        let monitor = Arc::new(MemoryMonitor::new(Arc::new(ManualMemoryProbe::new(1, 2))).unwrap());
+        let sampler = monitor.start_sampler_thread(Duration::from_secs(60)).unwrap();
+        std::thread::sleep(Duration::from_millis(10));
+        let start = std::time::Instant::now();
+        drop(sampler);
+        assert!(start.elapsed() < Duration::from_secs(1), "join took {:?}", start.elapsed());
+        assert_eq!(Arc::strong_count(&monitor), 1, "the thread released the monitor");
+        // A zero interval is raised to 1 ms rather than spinning; it still stops on drop.
+        let sampler = monitor.start_sampler_thread(Duration::ZERO).unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+        drop(sampler);
     }
 
     #[tokio::test]

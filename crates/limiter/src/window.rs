@@ -38,6 +38,12 @@ impl ThroughputWindow {
         ThroughputWindow { ttl, samples: VecDeque::new(), per_keyspace: HashMap::new(), total: 0 }
     }
 
+    /// Counts samples for `ttl` from now on; a shorter ttl drops the samples that have become
+    /// too old at the next [`ThroughputWindow::add`] or [`ThroughputWindow::evict`].
+    pub(crate) fn set_ttl(&mut self, ttl: Duration) {
+        self.ttl = ttl;
+    }
+
     /// Adds a sample taken at `at`, then drops samples older than `ttl` relative to the newest.
     pub(crate) fn add(&mut self, keyspace: KeyspaceId, bytes: u64, at: Instant) {
         let at = self.samples.back().map_or(at, |newest| newest.at.max(at));

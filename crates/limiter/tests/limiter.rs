@@ -128,6 +128,27 @@ async fn memory_sampler_runs_on_the_limiter_clock() {
     assert_eq!(l.memory_monitor().used(), 9 * GIB);
 }
 
+#[test]
+fn memory_sampler_thread_needs_no_runtime() {
+    let probe = Arc::new(ManualMemoryProbe::new(GIB, 10 * GIB));
+    let clock = Arc::new(ManualClock::new());
+    let l = build("", &probe, &clock, None).unwrap();
+    let sampler = l.start_memory_sampler().unwrap();
+    probe.set_used(9 * GIB);
+    let start = std::time::Instant::now();
+    while !l.cop_limiter().is_memory_high() && start.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(l.cop_limiter().is_memory_high(), "sampled within {:?}", start.elapsed());
+    assert_eq!(clock.elapsed(), Duration::ZERO, "real time, not the limiter's clock");
+    let start = std::time::Instant::now();
+    drop(sampler);
+    assert!(start.elapsed() < Duration::from_secs(1), "joined in {:?}", start.elapsed());
+    probe.set_used(GIB);
+    std::thread::sleep(MEMORY_SAMPLE_INTERVAL * 3);
+    assert_eq!(l.memory_monitor().used(), 9 * GIB, "no sample after the drop");
+}
+
 #[tokio::test]
 async fn real_probe_builds() {
     let config = LimiterConfig::default();
