@@ -1,10 +1,10 @@
 //! The storage node's offload knobs: upstream's `[kvengine]` names, kebab-case, plus the
 //! client, retry and fallback knobs this crate adds.
 
-use std::fmt;
 use std::time::Duration;
 
-use serde::de::{self, Deserializer, Visitor};
+pub use rcop_units::{ReadableDuration, ReadableSize};
+use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize, Serializer};
 
 use crate::error::Error;
@@ -68,7 +68,7 @@ pub struct Config {
     pub remote_coprocessor_addr: WorkerAddrs,
     /// Estimated block bytes at or above which a request is offloaded (default 32 MiB;
     /// `"32MiB"`, `"32000000"` or an integer).
-    pub remote_coprocessor_min_blocks_size: ByteSize,
+    pub remote_coprocessor_min_blocks_size: ReadableSize,
     /// A request with at least this many ranges skips the estimate (default 2048).
     pub remote_coprocessor_num_ranges: usize,
     /// Lazy patterns whose recent local runs took longer than this on average are
@@ -90,10 +90,10 @@ pub struct Config {
     /// Idle pooled connections kept per worker (default 64; 0 disables reuse).
     pub remote_coprocessor_pool_max_idle_per_host: usize,
     /// Largest response body accepted from a worker (default 256 MiB).
-    pub remote_coprocessor_max_response_size: ByteSize,
+    pub remote_coprocessor_max_response_size: ReadableSize,
     /// Largest answer assembled from a worker's pages for a non-paging request (default
     /// 1 GiB); a larger one runs locally instead.
-    pub remote_coprocessor_max_whole_response_size: ByteSize,
+    pub remote_coprocessor_max_whole_response_size: ReadableSize,
     /// This node's status address, sent as `x-dfs-remote-cache-addr` so workers may read
     /// files from it first (default empty: header not sent).
     pub dfs_remote_cache_addr: String,
@@ -103,7 +103,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             remote_coprocessor_addr: WorkerAddrs::default(),
-            remote_coprocessor_min_blocks_size: ByteSize(DEFAULT_MIN_BLOCKS_SIZE),
+            remote_coprocessor_min_blocks_size: ReadableSize(DEFAULT_MIN_BLOCKS_SIZE),
             remote_coprocessor_num_ranges: DEFAULT_NUM_RANGES,
             remote_coprocessor_min_process_duration: ReadableDuration(DEFAULT_MIN_PROCESS_DURATION),
             fallback_to_local: false,
@@ -113,8 +113,10 @@ impl Default for Config {
             remote_coprocessor_connect_timeout: ReadableDuration(DEFAULT_CONNECT_TIMEOUT),
             remote_coprocessor_pool_idle_timeout: ReadableDuration(DEFAULT_POOL_IDLE_TIMEOUT),
             remote_coprocessor_pool_max_idle_per_host: DEFAULT_POOL_MAX_IDLE_PER_HOST,
-            remote_coprocessor_max_response_size: ByteSize(DEFAULT_MAX_RESPONSE_SIZE),
-            remote_coprocessor_max_whole_response_size: ByteSize(DEFAULT_MAX_WHOLE_RESPONSE_SIZE),
+            remote_coprocessor_max_response_size: ReadableSize(DEFAULT_MAX_RESPONSE_SIZE),
+            remote_coprocessor_max_whole_response_size: ReadableSize(
+                DEFAULT_MAX_WHOLE_RESPONSE_SIZE,
+            ),
             dfs_remote_cache_addr: String::new(),
         }
     }
@@ -225,21 +227,6 @@ fn parse_worker_url(url: &str) -> Result<String, Error> {
     Ok(format!("{scheme}://{authority}{path}"))
 }
 
-/// Parses `digits[.digits]` exactly: `(mantissa, digits after the point)`, at most 20
-/// digits in all so that scaling by a unit cannot overflow a `u128`.
-fn parse_decimal(num: &str) -> Option<(u128, u32)> {
-    let (int, frac) = num.split_once('.').unwrap_or((num, ""));
-    let digits = int.len() + frac.len();
-    if digits == 0 || digits > 20 || !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let mut mantissa = 0u128;
-    for b in int.bytes().chain(frac.bytes()) {
-        mantissa = mantissa * 10 + u128::from(b - b'0');
-    }
-    Some((mantissa, u32::try_from(frac.len()).ok()?))
-}
-
 /// `remote-coprocessor-addr`: one URL or a list of URLs (empty entries dropped).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct WorkerAddrs(pub Vec<String>);
@@ -280,259 +267,9 @@ impl<'de> Deserialize<'de> for WorkerAddrs {
     }
 }
 
-/// A byte size: an integer, or a string such as `"32MiB"`, `"32000000"`, `"1.5GB"`.
-///
-/// Units (case-insensitive) are binary as in TiKV's `ReadableSize`: `B`, `K`/`KB`/`KiB`,
-/// `M`/`MB`/`MiB`, `G`/`GB`/`GiB`, `T`/`TB`/`TiB`, `P`/`PB`/`PiB`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ByteSize(pub u64);
-
-impl ByteSize {
-    /// The size in bytes.
-    pub const fn as_u64(self) -> u64 {
-        self.0
-    }
-
-    /// Parses `"32MiB"`, `"32000000"`, `"1.5 GB"`.
-    ///
-    /// # Errors
-    ///
-    /// A message naming the text for an empty number, an unknown unit or an overflow.
-    pub fn parse(text: &str) -> Result<ByteSize, String> {
-        let t = text.trim();
-        let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
-        let (num, unit) = t.split_at(split);
-        let shift = match unit.trim().to_ascii_lowercase().as_str() {
-            "" | "b" => 0,
-            "k" | "kb" | "kib" => 10,
-            "m" | "mb" | "mib" => 20,
-            "g" | "gb" | "gib" => 30,
-            "t" | "tb" | "tib" => 40,
-            "p" | "pb" | "pib" => 50,
-            other => return Err(format!("invalid size {text:?}: unknown unit {other:?}")),
-        };
-        let (mantissa, scale) = parse_decimal(num)
-            .ok_or_else(|| format!("invalid size {text:?}: bad number {num:?}"))?;
-        // < 10^20 × 2^50 < 2^117: no overflow; truncates fractions of a byte.
-        let bytes = (mantissa << shift) / 10u128.pow(scale);
-        let bytes =
-            u64::try_from(bytes).map_err(|_| format!("invalid size {text:?}: too large"))?;
-        Ok(ByteSize(bytes))
-    }
-}
-
-impl fmt::Display for ByteSize {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        const UNITS: [(&str, u32); 5] =
-            [("PiB", 50), ("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)];
-        for (name, shift) in UNITS {
-            let unit = 1u64 << shift;
-            if self.0 != 0 && self.0.is_multiple_of(unit) {
-                return write!(f, "{}{name}", self.0 / unit);
-            }
-        }
-        write!(f, "{}B", self.0)
-    }
-}
-
-impl Serialize for ByteSize {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl<'de> Deserialize<'de> for ByteSize {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = ByteSize;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a byte size such as 33554432 or \"32MiB\"")
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<ByteSize, E> {
-                Ok(ByteSize(v))
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<ByteSize, E> {
-                u64::try_from(v)
-                    .map(ByteSize)
-                    .map_err(|_| E::custom(format!("invalid size {v}: must not be negative")))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<ByteSize, E> {
-                ByteSize::parse(v).map_err(E::custom)
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-/// A duration written as `"30ms"`, `"1s"`, `"1m30s"`, `"1.5s"`, `"2h"`, `"1d"`.
-///
-/// Units: `us`/`µs`, `ms`, `s`, `m`, `h`, `d`; segments add up. A bare number is rejected
-/// (its unit would be a guess).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ReadableDuration(pub Duration);
-
-impl ReadableDuration {
-    /// The duration.
-    pub const fn as_duration(self) -> Duration {
-        self.0
-    }
-
-    /// Whether the duration is zero.
-    pub const fn is_zero(self) -> bool {
-        self.0.is_zero()
-    }
-
-    /// Parses `"30ms"`, `"1m30s"`, `"1.5s"`.
-    ///
-    /// # Errors
-    ///
-    /// A message naming the text for a missing number or unit, an unknown unit or an
-    /// overflow.
-    pub fn parse(text: &str) -> Result<ReadableDuration, String> {
-        let t = text.trim();
-        if t.is_empty() {
-            return Err("invalid duration \"\": empty".to_owned());
-        }
-        let mut rest = t;
-        let mut total = Duration::ZERO;
-        while !rest.is_empty() {
-            let num_end =
-                rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
-            let (num, after) = rest.split_at(num_end);
-            if num.is_empty() {
-                return Err(format!("invalid duration {text:?}: expected a number at {rest:?}"));
-            }
-            let unit_end = after.find(|c: char| c.is_ascii_digit()).unwrap_or(after.len());
-            let (unit, next) = after.split_at(unit_end);
-            let nanos_per_unit: u128 = match unit.trim() {
-                "us" | "µs" => 1_000,
-                "ms" => 1_000_000,
-                "s" => 1_000_000_000,
-                "m" => 60_000_000_000,
-                "h" => 3_600_000_000_000,
-                "d" => 86_400_000_000_000,
-                "" => {
-                    return Err(format!(
-                        "invalid duration {text:?}: missing unit (ms, s, m, h, d)"
-                    ));
-                }
-                other => {
-                    return Err(format!("invalid duration {text:?}: unknown unit {other:?}"));
-                }
-            };
-            let (mantissa, scale) = parse_decimal(num)
-                .ok_or_else(|| format!("invalid duration {text:?}: bad number {num:?}"))?;
-            // < 10^20 × 8.64·10^13 < 2^113: no overflow; truncates below a nanosecond.
-            let nanos = mantissa * nanos_per_unit / 10u128.pow(scale);
-            let secs = u64::try_from(nanos / 1_000_000_000)
-                .map_err(|_| format!("invalid duration {text:?}: too large"))?;
-            let segment = Duration::new(secs, (nanos % 1_000_000_000) as u32);
-            total = total
-                .checked_add(segment)
-                .ok_or_else(|| format!("invalid duration {text:?}: too large"))?;
-            rest = next;
-        }
-        Ok(ReadableDuration(total))
-    }
-}
-
-impl fmt::Display for ReadableDuration {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let d = self.0;
-        if d.subsec_nanos() == 0 {
-            write!(f, "{}s", d.as_secs())
-        } else if d.subsec_nanos().is_multiple_of(1_000_000) {
-            write!(f, "{}ms", d.as_millis())
-        } else {
-            write!(f, "{}us", d.as_micros())
-        }
-    }
-}
-
-impl Serialize for ReadableDuration {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl<'de> Deserialize<'de> for ReadableDuration {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = ReadableDuration;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a duration such as \"30ms\" or \"1s\"")
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<ReadableDuration, E> {
-                ReadableDuration::parse(v).map_err(E::custom)
-            }
-        }
-        d.deserialize_str(V)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn sizes() {
-        assert_eq!(ByteSize::parse("32MiB"), Ok(ByteSize(32 << 20)));
-        assert_eq!(ByteSize::parse("32MB"), Ok(ByteSize(32 << 20)));
-        assert_eq!(ByteSize::parse("32000000"), Ok(ByteSize(32_000_000)));
-        assert_eq!(ByteSize::parse("1.5 GiB"), Ok(ByteSize(3 << 29)));
-        assert_eq!(ByteSize::parse("7b"), Ok(ByteSize(7)));
-        assert!(ByteSize::parse("").is_err());
-        assert!(ByteSize::parse("MiB").is_err());
-        assert!(ByteSize::parse("32XB").unwrap_err().contains("unknown unit"));
-        assert!(ByteSize::parse("99999999999PiB").unwrap_err().contains("too large"));
-        assert!(ByteSize::parse("1e30").is_err());
-        assert_eq!(ByteSize(32 << 20).to_string(), "32MiB");
-        assert_eq!(ByteSize(32_000_000).to_string(), "31250KiB");
-        assert_eq!(ByteSize(7).to_string(), "7B");
-    }
-
-    #[test]
-    fn durations() {
-        let ms = |n| Ok(ReadableDuration(Duration::from_millis(n)));
-        assert_eq!(ReadableDuration::parse("30ms"), ms(30));
-        assert_eq!(ReadableDuration::parse("1s"), ms(1000));
-        assert_eq!(ReadableDuration::parse("1.5s"), ms(1500));
-        assert_eq!(ReadableDuration::parse("1m30s"), ms(90_000));
-        assert_eq!(ReadableDuration::parse("1h"), ms(3_600_000));
-        assert_eq!(
-            ReadableDuration::parse("250us"),
-            Ok(ReadableDuration(Duration::from_micros(250)))
-        );
-        assert!(ReadableDuration::parse("30").unwrap_err().contains("missing unit"));
-        assert!(ReadableDuration::parse("30 parsecs").unwrap_err().contains("unknown unit"));
-        assert!(ReadableDuration::parse("").is_err());
-        assert!(ReadableDuration::parse("ms").is_err());
-        assert_eq!(ReadableDuration(Duration::from_millis(30)).to_string(), "30ms");
-        assert_eq!(ReadableDuration(Duration::from_secs(20)).to_string(), "20s");
-    }
-
-    proptest::proptest! {
-        #[test]
-        fn size_display_parses_back(bytes in proptest::prelude::any::<u64>()) {
-            let size = ByteSize(bytes);
-            proptest::prop_assert_eq!(ByteSize::parse(&size.to_string()), Ok(size));
-        }
-
-        #[test]
-        fn duration_display_parses_back(secs in 0u64..1 << 40, nanos in 0u32..1_000_000_000) {
-            // Display keeps microseconds; drop what it cannot show.
-            let d = ReadableDuration(Duration::new(secs, nanos / 1_000 * 1_000));
-            proptest::prop_assert_eq!(ReadableDuration::parse(&d.to_string()), Ok(d));
-        }
-
-        #[test]
-        fn parsers_never_panic(text in "\\PC{0,24}") {
-            let _ = ByteSize::parse(&text);
-            let _ = ReadableDuration::parse(&text);
-        }
-    }
 
     #[test]
     fn worker_url_normalisation() {

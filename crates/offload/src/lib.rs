@@ -94,10 +94,11 @@ mod transport;
 pub use crate::backoff::Backoff;
 pub use crate::client::{RemoteClient, Reply};
 pub use crate::config::{
-    ByteSize, Config, DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_MAX, DEFAULT_CONNECT_TIMEOUT,
+    Config, DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_MAX, DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_MAX_RESPONSE_SIZE, DEFAULT_MAX_WHOLE_RESPONSE_SIZE, DEFAULT_MIN_BLOCKS_SIZE,
     DEFAULT_MIN_PROCESS_DURATION, DEFAULT_NUM_RANGES, DEFAULT_POOL_IDLE_TIMEOUT,
-    DEFAULT_POOL_MAX_IDLE_PER_HOST, DEFAULT_REQUEST_TIMEOUT, ReadableDuration, WorkerAddrs,
+    DEFAULT_POOL_MAX_IDLE_PER_HOST, DEFAULT_REQUEST_TIMEOUT, ReadableDuration, ReadableSize,
+    WorkerAddrs,
 };
 pub use crate::decision::{
     Decision, LocalReason, Plan, REMOTE_MIN_PAGING_SIZE, Rules, TSO_PHYSICAL_SHIFT, aged_threshold,

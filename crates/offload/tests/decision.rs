@@ -497,7 +497,7 @@ fn config_errors_name_the_key() {
         (
             "remote-coprocessor-min-process-duration = \"30\"",
             "remote-coprocessor-min-process-duration",
-            "missing unit",
+            "needs a unit",
         ),
         (
             "remote-coprocessor-num-ranges = \"many\"",
