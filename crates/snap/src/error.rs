@@ -119,10 +119,12 @@ impl Error {
         ) || matches!(self, Error::Sst(e) if e.corrupt_kind().is_some())
     }
 
+    #[cfg(feature = "store")]
     pub(crate) fn change_set(reason: &'static str) -> Self {
         Error::ChangeSet { file_id: None, reason }
     }
 
+    #[cfg(feature = "store")]
     pub(crate) fn change_set_file(file_id: u64, reason: &'static str) -> Self {
         Error::ChangeSet { file_id: Some(FileId(file_id)), reason }
     }

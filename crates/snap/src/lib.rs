@@ -8,11 +8,19 @@
 //!   host [`LockTable`]), estimates the bytes the ranges cover
 //!   ([`Shard::estimated_range_blocks_size`]) and exports the memtable rows as mem-data v2
 //!   plus the change set of the overlapping files ([`Shard::export`]).
-//! - **Worker**: [`plan_rebuild`] validates the mem-data and the change set, opens file
-//!   metadata and plans the block reads (so a limiter can reserve
-//!   [`RebuildPlan::bytes_needed`] first); [`RebuildPlan::fetch`] pins the blocks the
-//!   ranges need — of L0 files too, which are read by range rather than whole — and returns
-//!   an immutable [`Snapshot`].
+#![cfg_attr(
+    feature = "store",
+    doc = r#"- **Worker**: [`plan_rebuild`] validates the mem-data and the change set, opens file
+  metadata and plans the block reads (so a limiter can reserve
+  [`RebuildPlan::bytes_needed`] first); [`RebuildPlan::fetch`] pins the blocks the
+  ranges need — of L0 files too, which are read by range rather than whole — and returns
+  an immutable [`Snapshot`]."#
+)]
+#![cfg_attr(
+    not(feature = "store"),
+    doc = r#"- **Worker**: the rebuild from mem-data, a change set and object storage
+  (`plan_rebuild`) needs the `store` feature, which this build lacks."#
+)]
 //! - **Both**: a [`Snapshot`]'s [`Scanner`] merges memtables, L0 tables and levels at a read
 //!   ts, forward or backward, into caller-owned buffers ([`KvSink`]); [`Snapshot::get`] is
 //!   the point get. The executor's scan trait lives in `rcop-exec`, which does not depend on
@@ -52,6 +60,19 @@
 //! # }).unwrap();
 //! ```
 //!
+//! # Cargo features
+//!
+//! All on by default. A storage node that needs neither object storage nor Zstd builds with
+//! `default-features = false` and keeps the `Shard` (memtable, lock checks, flush and
+//! compaction in memory, export, block-size estimate), the scanner and every SST format.
+//!
+//! - `store`: `Shard::with_store` (flush and compaction upload their files) and the
+//!   worker-side rebuild (`plan_rebuild`, `RebuildPlan`, `RebuildRequest`); enables
+//!   rcop-sst's `object-store`.
+//! - `s3`: rcop-sst's S3 backend; implies `store`.
+//! - `zstd`: rcop-sst's Zstd blocks; without it, tables that upstream compresses with Zstd
+//!   (L2 and deeper) are written with LZ4.
+//!
 //! Decisions are in `docs/design/0005-snap-snapshot.md`.
 
 #![warn(missing_docs)]
@@ -61,6 +82,7 @@ mod estimate;
 mod lock;
 mod memtable;
 mod range;
+#[cfg(feature = "store")]
 mod rebuild;
 mod scan;
 mod shard;
@@ -71,6 +93,7 @@ pub use estimate::estimate_range_blocks_size;
 pub use lock::{CommittedRead, Lock, LockCheck, LockTable, LockType, NoLocks, TsSet};
 pub use memtable::{MemTable, RowTable};
 pub use range::{InnerRange, ShardRange};
+#[cfg(feature = "store")]
 pub use rebuild::{MAX_LEVEL, RebuildPlan, RebuildRequest, plan_rebuild};
 pub use scan::{KvSink, PairBuf, ScanStatus, Scanner};
 pub use shard::{FileIds, Shard, ShardConfig, ShardStats};

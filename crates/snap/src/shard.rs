@@ -9,9 +9,10 @@ use std::sync::{Arc, PoisonError, RwLock};
 use bytes::Bytes;
 use rcop_proto::coprocessor::KeyRange;
 use rcop_proto::enginepb::{self, ChangeSet};
+#[cfg(feature = "store")]
+use rcop_sst::SstStore;
 use rcop_sst::{
-    BuilderOptions, CF_WRITE, FileId, InMemory, L0Builder, L0Table, NewValue, SstStore, Table,
-    TableBuilder,
+    BuilderOptions, CF_WRITE, FileId, InMemory, L0Builder, L0Table, NewValue, Table, TableBuilder,
 };
 use rcop_wire::MemDataWriter;
 
@@ -128,7 +129,7 @@ pub struct ShardStats {
 
 /// A shard of the storage node: MVCC writes into a memtable, TiKV lock records in a lock
 /// CF, flushes to L0 files and compactions into leveled SSTs written through an optional
-/// object store. Not crash-durable: files are kept in memory as well.
+/// object store (the `store` feature). Not crash-durable: files are kept in memory as well.
 ///
 /// Keys given to and returned by the shard are outer keys.
 #[derive(Debug)]
@@ -138,6 +139,8 @@ pub struct Shard {
     /// Lock CF: inner key → encoded lock record.
     locks: RwLock<BTreeMap<Vec<u8>, Bytes>>,
     ids: FileIds,
+    /// Where flush and compaction upload their files, if anywhere.
+    #[cfg(feature = "store")]
     store: Option<Arc<SstStore>>,
     sequence: AtomicU64,
     max_ts: AtomicU64,
@@ -151,7 +154,7 @@ impl Shard {
     ///
     /// [`Error::InvalidArgument`] for a `max_level` of 0 or above 8.
     pub fn new(cfg: ShardConfig) -> Result<Self> {
-        Self::build(cfg, None, FileIds::default())
+        Self::build(cfg, FileIds::default())
     }
 
     /// A shard that also uploads every file it writes to `store`, with ids from `ids`.
@@ -159,11 +162,12 @@ impl Shard {
     /// # Errors
     ///
     /// As [`Shard::new`].
+    #[cfg(feature = "store")]
     pub fn with_store(cfg: ShardConfig, store: Arc<SstStore>, ids: FileIds) -> Result<Self> {
-        Self::build(cfg, Some(store), ids)
+        Ok(Shard { store: Some(store), ..Self::build(cfg, ids)? })
     }
 
-    fn build(cfg: ShardConfig, store: Option<Arc<SstStore>>, ids: FileIds) -> Result<Self> {
+    fn build(cfg: ShardConfig, ids: FileIds) -> Result<Self> {
         if cfg.max_level == 0 || cfg.max_level > 8 {
             return Err(Error::InvalidArgument("max_level must be in 1..=8"));
         }
@@ -177,7 +181,8 @@ impl Shard {
             cfg,
             locks: RwLock::new(BTreeMap::new()),
             ids,
-            store,
+            #[cfg(feature = "store")]
+            store: None,
             sequence: AtomicU64::new(0),
             max_ts: AtomicU64::new(0),
             maintenance: tokio::sync::Mutex::new(()),
@@ -521,9 +526,7 @@ impl Shard {
         let bytes = b.finish()?;
         let size = u32::try_from(bytes.len())
             .map_err(|_| Error::InvalidArgument("L0 file larger than 4 GiB"))?;
-        if let Some(store) = &self.store {
-            store.put(id, bytes.clone()).await?;
-        }
+        self.upload(id, &bytes).await?;
         let l0 = L0Table::open(id, bytes)?;
         let file = L0File { id, size, write: l0.cf(CF_WRITE).cloned() };
         let mut g = self.state.write().unwrap_or_else(PoisonError::into_inner);
@@ -606,9 +609,7 @@ impl Shard {
         }
         let mut tables = Vec::with_capacity(outputs.len());
         for (id, bytes) in outputs {
-            if let Some(store) = &self.store {
-                store.put(id, bytes.clone()).await?;
-            }
+            self.upload(id, &bytes).await?;
             tables.push(Table::open_in_memory(id, bytes)?);
         }
         let ids = tables.iter().map(|t| t.meta().file_id()).collect();
@@ -627,6 +628,21 @@ impl Shard {
         *g = Arc::new(next);
         self.sequence.fetch_add(1, Ordering::AcqRel);
         Ok(ids)
+    }
+
+    /// Uploads file `id` to the store, when the shard has one.
+    #[cfg(feature = "store")]
+    async fn upload(&self, id: FileId, bytes: &Bytes) -> Result<()> {
+        if let Some(store) = &self.store {
+            store.put(id, bytes.clone()).await?;
+        }
+        Ok(())
+    }
+
+    /// Without the `store` feature files live in memory only: nothing to upload.
+    #[cfg(not(feature = "store"))]
+    async fn upload(&self, _id: FileId, _bytes: &Bytes) -> Result<()> {
+        Ok(())
     }
 }
 
@@ -723,4 +739,42 @@ fn write_mem_rows(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rcop_sst::Compression;
+
+    /// The storage-node half on its own: flush and compaction down to the deepest level keep
+    /// the files in memory, with the per-level compression this build has (Zstd below L1
+    /// only with the `zstd` feature, LZ4 otherwise), and reads see every layer.
+    #[tokio::test]
+    async fn flush_and_compact_to_the_deepest_level_in_memory() {
+        let cfg =
+            ShardConfig { max_level: 3, ..ShardConfig::new(1, &b"a"[..], &b"b"[..], 0).unwrap() };
+        let shard = Shard::new(cfg).unwrap();
+        for i in 0..200u32 {
+            shard.put(format!("a{i:04}").as_bytes(), 10, 11, b"old").unwrap();
+        }
+        assert!(shard.flush().await.unwrap().is_some());
+        for level in 0..3 {
+            assert_eq!(shard.compact(level).await.unwrap().len(), 1, "level {level}");
+        }
+        shard.put(b"a0007", 20, 21, b"new").unwrap();
+        assert!(shard.flush().await.unwrap().is_some());
+
+        let st = shard.state();
+        let deepest = &st.levels[2].tables;
+        assert_eq!(deepest.len(), 1);
+        let want = if cfg!(feature = "zstd") { Compression::Zstd } else { Compression::Lz4 };
+        assert_eq!(deepest[0].meta().footer().compression, want);
+        assert_eq!(BuilderOptions::compression_for_level(3), want);
+
+        let snap = shard.snapshot();
+        assert_eq!(snap.get(b"a0007", 15).unwrap().as_deref(), Some(&b"old"[..]));
+        assert_eq!(snap.get(b"a0007", 30).unwrap().as_deref(), Some(&b"new"[..]));
+        assert_eq!(snap.get(b"a0199", 30).unwrap().as_deref(), Some(&b"old"[..]));
+        assert_eq!(snap.get(b"a0200", 30).unwrap(), None);
+    }
 }

@@ -32,7 +32,14 @@ pub struct Level<S> {
 ///
 /// `S` is where L0 and level tables read their blocks from: the storage node keeps its
 /// files in memory ([`rcop_sst::InMemory`]); the worker pins the blocks its request ranges
-/// need ([`rcop_sst::Prefetched`]), for L0 files as for leveled tables.
+#[cfg_attr(
+    feature = "store",
+    doc = "need ([`rcop_sst::Prefetched`]), for L0 files as for leveled tables."
+)]
+#[cfg_attr(
+    not(feature = "store"),
+    doc = "need (`rcop_sst::Prefetched`, with the `store` feature), for L0 files as for leveled tables."
+)]
 #[derive(Debug, Clone)]
 pub struct Snapshot<S> {
     pub(crate) range: ShardRange,

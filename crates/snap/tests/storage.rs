@@ -1,12 +1,12 @@
 //! Integration through object storage: the storage node's shard uploads its files, a worker
 //! with its own store client and caches rebuilds from the export, on the local filesystem
-//! backend and on an in-process S3 endpoint (s3s-fs on loopback, signed requests).
+//! backend and, with the `s3` feature, on an in-process S3 endpoint (s3s-fs on loopback,
+//! signed requests).
 #![expect(clippy::unwrap_used, reason = "test setup unwraps loopback binds and literals")]
 
 use std::sync::Arc;
 
 use bytes::Bytes;
-use hyper_util::rt::TokioIo;
 use rcop_proto::coprocessor::KeyRange;
 use rcop_snap::{
     FileIds, LockCheck, NoLocks, PairBuf, RebuildRequest, ScanStatus, Shard, ShardConfig, Snapshot,
@@ -16,9 +16,6 @@ use rcop_sst::{
     Backend, BlockCache, BlockSource, MetaCache, ReaderOptions, SstReader, SstStore, StoreConfig,
 };
 use rcop_wire::{MemData, MemDataFormat, MemDataWriter};
-use s3s::auth::SimpleAuth;
-use s3s::service::S3ServiceBuilder;
-use tokio::net::TcpListener;
 
 const PREFIX: &[u8] = b"x\0\0\x07";
 const END: &[u8] = b"x\0\0\x08";
@@ -155,42 +152,55 @@ async fn local_filesystem_backend() {
     scenario(node, worker).await;
 }
 
-const ACCESS_KEY: &str = "rcop-snap-access";
-const SECRET_KEY: &str = "rcop-snap-secret-0123456789";
-const BUCKET: &str = "shards";
+#[cfg(feature = "s3")]
+mod s3 {
+    use std::sync::Arc;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn s3_endpoint() {
-    let dir = TempDir::new("s3");
-    std::fs::create_dir_all(dir.0.join(BUCKET)).unwrap();
-    let fs = s3s_fs::FileSystem::new(&dir.0).unwrap();
-    let mut b = S3ServiceBuilder::new(fs);
-    b.set_auth(SimpleAuth::from_single(ACCESS_KEY, SECRET_KEY));
-    let service = b.build();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            let service = service.clone();
-            tokio::spawn(async move {
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
-            });
-        }
-    });
-    let cfg = StoreConfig {
-        backend: Backend::S3,
-        endpoint: Some(format!("http://{addr}")),
-        bucket: BUCKET.into(),
-        access_key_id: Some(ACCESS_KEY.into()),
-        secret_access_key: Some(SECRET_KEY.into()),
-        allow_http: true,
-        prefix: "cluster-1".into(),
-        max_retries: 1,
-        ..StoreConfig::default()
-    };
-    let node = Arc::new(SstStore::from_config(&cfg).unwrap());
-    let worker = Arc::new(SstStore::from_config(&cfg).unwrap());
-    scenario(node, worker).await;
+    use hyper_util::rt::TokioIo;
+    use rcop_sst::{Backend, SstStore, StoreConfig};
+    use s3s::auth::SimpleAuth;
+    use s3s::service::S3ServiceBuilder;
+    use tokio::net::TcpListener;
+
+    use super::{TempDir, scenario};
+
+    const ACCESS_KEY: &str = "rcop-snap-access";
+    const SECRET_KEY: &str = "rcop-snap-secret-0123456789";
+    const BUCKET: &str = "shards";
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn s3_endpoint() {
+        let dir = TempDir::new("s3");
+        std::fs::create_dir_all(dir.0.join(BUCKET)).unwrap();
+        let fs = s3s_fs::FileSystem::new(&dir.0).unwrap();
+        let mut b = S3ServiceBuilder::new(fs);
+        b.set_auth(SimpleAuth::from_single(ACCESS_KEY, SECRET_KEY));
+        let service = b.build();
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let service = service.clone();
+                tokio::spawn(async move {
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        let cfg = StoreConfig {
+            backend: Backend::S3,
+            endpoint: Some(format!("http://{addr}")),
+            bucket: BUCKET.into(),
+            access_key_id: Some(ACCESS_KEY.into()),
+            secret_access_key: Some(SECRET_KEY.into()),
+            allow_http: true,
+            prefix: "cluster-1".into(),
+            max_retries: 1,
+            ..StoreConfig::default()
+        };
+        let node = Arc::new(SstStore::from_config(&cfg).unwrap());
+        let worker = Arc::new(SstStore::from_config(&cfg).unwrap());
+        scenario(node, worker).await;
+    }
 }

@@ -10,7 +10,12 @@ mod common;
 
 fn decode(c: &mut Criterion) {
     let mut g = c.benchmark_group("block_decode");
-    for compression in [Compression::Lz4, Compression::Zstd, Compression::None] {
+    for compression in [
+        Compression::Lz4,
+        #[cfg(feature = "zstd")]
+        Compression::Zstd,
+        Compression::None,
+    ] {
         let file = common::table(2_000, compression);
         let meta = TableMeta::from_table(FileId(1), &file).unwrap();
         let h = meta.block_handle(Section::Data, 1);

@@ -47,17 +47,22 @@ impl Default for BuilderOptions {
 
 impl BuilderOptions {
     /// Options for a table of LSM `level`: L0 is stored uncompressed, L1 uses LZ4 and
-    /// deeper levels Zstd (upstream's per-level `[LZ4, ZSTD, ZSTD]`).
+    /// deeper levels Zstd (upstream's per-level `[LZ4, ZSTD, ZSTD]`), or LZ4 when this build
+    /// lacks the `zstd` feature.
     pub fn for_level(level: u32) -> Self {
         BuilderOptions { compression: Self::compression_for_level(level), ..Self::default() }
     }
 
-    /// The compression upstream uses for `level`.
+    /// The compression upstream uses for `level`. Without the `zstd` feature, levels that
+    /// upstream compresses with Zstd get LZ4, so default options always build.
     pub fn compression_for_level(level: u32) -> Compression {
         match level {
             0 => Compression::None,
             1 => Compression::Lz4,
+            #[cfg(feature = "zstd")]
             _ => Compression::Zstd,
+            #[cfg(not(feature = "zstd"))]
+            _ => Compression::Lz4,
         }
     }
 }
@@ -223,6 +228,7 @@ impl TableBuilder {
             self.opts.compression,
             self.opts.checksum,
             self.opts.zstd_level,
+            self.file_id,
             out,
         )
     }

@@ -17,8 +17,9 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// of the structure that failed to decode. The variants are chosen by what a caller does
 /// next: retry ([`Error::Retryable`]), report data loss ([`Error::Corrupt`],
 /// [`Error::NotFound`]), fix configuration or credentials ([`Error::Config`],
-/// [`Error::Permission`]), or fix its own call ([`Error::InvalidInput`],
-/// [`Error::NotPrefetched`]).
+/// [`Error::Permission`]), fix its own call ([`Error::InvalidInput`],
+/// [`Error::NotPrefetched`]), or hand the file to a build with more features
+/// ([`Error::Unsupported`]).
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -88,6 +89,20 @@ pub enum Error {
         file_id: FileId,
         /// File offset of the block.
         offset: u64,
+    },
+    /// The operation needs a Cargo feature of this crate that this build was compiled
+    /// without (a Zstd block without the `zstd` feature). The bytes are not corrupt: a build
+    /// with the feature reads or writes them.
+    #[error(
+        "file {file_id}: {what} needs the `{feature}` feature of rcop-sst, which this build lacks"
+    )]
+    Unsupported {
+        /// The file being written or read.
+        file_id: FileId,
+        /// What was asked for (for example "zstd compression").
+        what: &'static str,
+        /// The missing Cargo feature.
+        feature: &'static str,
     },
     /// A blocking decode task was cancelled or panicked (the runtime is shutting down).
     #[error("file {file_id}: background decode task failed: {reason}")]

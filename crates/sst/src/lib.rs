@@ -4,6 +4,20 @@
 //! object storage with ranged reads, and keeps decompressed blocks and per-file metadata
 //! in memory.
 //!
+//! # Cargo features
+//!
+//! All on by default. An embedder that only writes and reads files (a storage node) can
+//! turn them off and keep every format, `Table`, `L0Table`, `InMemory` and the caches.
+//!
+//! - `object-store`: `SstStore` (local-directory and memory backends), `StoreConfig`,
+//!   `Backend`, `object_key`, and `SstReader` with its prefetch; brings in `object_store`
+//!   and `tokio`.
+//! - `s3`: the S3 backend (`object_store`'s `aws`: reqwest, hyper, rustls); implies
+//!   `object-store`. Without it, `Backend::S3` is an `Error::Config`.
+//! - `zstd`: Zstd blocks (libzstd). Without it, writing or reading a Zstd block is an
+//!   `Error::Unsupported` naming the feature, and `BuilderOptions::for_level` picks LZ4
+//!   where upstream uses Zstd.
+//!
 //! ```
 //! use rcop_sst::{BuilderOptions, FileId, NewValue, Table, TableBuilder};
 //!
@@ -28,35 +42,40 @@
 //! # Ok::<(), rcop_sst::Error>(())
 //! ```
 //!
-//! Reading from object storage goes through an [`SstReader`]: metadata is opened once per
-//! file (metadata cache), the blocks that key ranges need are planned, reported (so memory can
-//! be reserved), fetched with coalesced ranged reads and pinned, and the scan then runs
-//! synchronously over the pinned blocks:
-//!
-//! ```
-//! # use std::sync::Arc;
-//! # use rcop_sst::*;
-//! # async fn demo() -> rcop_sst::Result<()> {
-//! let cfg = StoreConfig { backend: Backend::Memory, ..StoreConfig::default() }; // or S3, Local
-//! let store = Arc::new(SstStore::from_config(&cfg)?);
-//! # let mut b = TableBuilder::new(FileId(7), BuilderOptions::for_level(1));
-//! # for i in 0..1000u32 {
-//! #     b.add(format!("k{i:04}").as_bytes(), &NewValue { meta: 0, version: 5, user_meta: &[], value: b"v" })?;
-//! # }
-//! # store.put(FileId(7), b.finish()?).await?;
-//! let reader = SstReader::new(store, BlockCache::new(64 << 20), MetaCache::new(8 << 20), ReaderOptions::default());
-//! let meta = reader.open(FileId(7), None).await?;
-//! let plan = reader.plan_prefetch(&meta, &[(b"k0100", b"k0200")], false);
-//! let _reserve = plan.bytes_needed(); // reserve memory before fetching
-//! let table = Table::new(meta, reader.prefetch(plan).await?);
-//! let mut it = table.iter();
-//! it.seek(b"k0100")?;
-//! assert_eq!(it.key(), b"k0100");
-//! # Ok(())
-//! # }
-//! # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
-//! ```
-//!
+#![cfg_attr(
+    feature = "object-store",
+    doc = r#"
+Reading from object storage goes through an [`SstReader`]: metadata is opened once per
+file (metadata cache), the blocks that key ranges need are planned, reported (so memory can
+be reserved), fetched with coalesced ranged reads and pinned, and the scan then runs
+synchronously over the pinned blocks:
+
+```
+# use std::sync::Arc;
+# use rcop_sst::*;
+# async fn demo() -> rcop_sst::Result<()> {
+let cfg = StoreConfig { backend: Backend::Memory, ..StoreConfig::default() }; // or S3, Local
+let store = Arc::new(SstStore::from_config(&cfg)?);
+# let mut b = TableBuilder::new(FileId(7), BuilderOptions::for_level(1));
+# for i in 0..1000u32 {
+#     b.add(format!("k{i:04}").as_bytes(), &NewValue { meta: 0, version: 5, user_meta: &[], value: b"v" })?;
+# }
+# store.put(FileId(7), b.finish()?).await?;
+let reader = SstReader::new(store, BlockCache::new(64 << 20), MetaCache::new(8 << 20), ReaderOptions::default());
+let meta = reader.open(FileId(7), None).await?;
+let plan = reader.plan_prefetch(&meta, &[(b"k0100", b"k0200")], false);
+let _reserve = plan.bytes_needed(); // reserve memory before fetching
+let table = Table::new(meta, reader.prefetch(plan).await?);
+let mut it = table.iter();
+it.seek(b"k0100")?;
+assert_eq!(it.key(), b"k0100");
+# Ok(())
+# }
+# tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+```
+
+"#
+)]
 //! The format and the choices behind it are described in `docs/design/0003-sst-format.md`.
 
 #![warn(missing_docs)]
@@ -72,7 +91,9 @@ mod footer;
 mod index;
 mod l0;
 mod props;
+#[cfg(feature = "object-store")]
 mod remote;
+#[cfg(feature = "object-store")]
 mod store;
 mod table;
 mod types;
@@ -89,10 +110,12 @@ pub use footer::{FOOTER_SIZE, Footer, MAGIC, MAGIC_SPLIT_L0, TABLE_FORMAT_VERSIO
 pub use index::{BlockHandle, INDEX_FORMAT_V1};
 pub use l0::{CF_EXTRA, CF_LOCK, CF_WRITE, L0_FOOTER_SIZE, L0_MAGIC, L0Builder, L0Table, NUM_CFS};
 pub use props::Properties;
+#[cfg(feature = "object-store")]
 pub use remote::{
     DEFAULT_MAX_CONCURRENT_READS, DEFAULT_MAX_READ_SIZE, DEFAULT_OPEN_READ_SIZE, PlannedRead,
     PrefetchPlan, Prefetched, ReaderOptions, SstReader,
 };
+#[cfg(feature = "object-store")]
 pub use store::{Backend, DEFAULT_LOCAL_ROOT, SstStore, StoreConfig, StoreStats, Tail, object_key};
 pub use table::{BlockSource, InMemory, Section, Table, TableIter, TableMeta};
 pub use types::{

@@ -1,4 +1,7 @@
 //! Object storage access: configuration, object keys, ranged reads and typed errors.
+//!
+//! The local-directory and memory backends need only the `object-store` feature; the S3
+//! backend needs `s3` (without it, [`Backend::S3`] is an [`Error::Config`]).
 
 use std::ops::Range;
 use std::path::PathBuf;
@@ -7,13 +10,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
-use object_store::aws::AmazonS3Builder;
 use object_store::local::LocalFileSystem;
 use object_store::memory::InMemory as MemoryStore;
 use object_store::path::Path;
-use object_store::{
-    BackoffConfig, ClientOptions, GetOptions, GetRange, ObjectStore, ObjectStoreExt, RetryConfig,
-};
+use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt};
 
 use crate::error::{Error, Result};
 use crate::types::FileId;
@@ -24,7 +24,7 @@ pub const DEFAULT_LOCAL_ROOT: &str = "rcop-data/sst";
 /// Which object store backend to use.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Backend {
-    /// S3 or an S3-compatible endpoint.
+    /// S3 or an S3-compatible endpoint (needs the `s3` feature).
     S3,
     /// A directory on the local filesystem: the default, so a single-machine setup works
     /// without an object store (and tests can look at the files).
@@ -167,6 +167,11 @@ pub fn object_key(prefix: &str, id: FileId) -> String {
 
 impl SstStore {
     /// Builds the store described by `cfg`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] when the local root cannot be created, when the S3 settings are
+    /// unusable, or for [`Backend::S3`] in a build without the `s3` feature.
     pub fn from_config(cfg: &StoreConfig) -> Result<Self> {
         let store: Arc<dyn ObjectStore> = match &cfg.backend {
             Backend::Memory => Arc::new(MemoryStore::new()),
@@ -178,50 +183,7 @@ impl SstStore {
                     reason: format!("local store root {}: {e}", root.display()),
                 })?)
             }
-            Backend::S3 => {
-                if cfg.bucket.is_empty() {
-                    return Err(Error::Config { reason: "S3 backend needs a bucket".into() });
-                }
-                let client = ClientOptions::new()
-                    .with_connect_timeout(cfg.connect_timeout)
-                    .with_timeout(cfg.request_timeout)
-                    .with_allow_http(cfg.allow_http);
-                let retry = RetryConfig {
-                    backoff: BackoffConfig {
-                        init_backoff: cfg.retry_init_backoff,
-                        max_backoff: cfg.retry_max_backoff,
-                        base: 2.0,
-                    },
-                    max_retries: cfg.max_retries,
-                    retry_timeout: cfg.retry_timeout,
-                };
-                // Environment first (AWS_* variables, then the instance profile), so empty
-                // credentials in the config mean "from the environment"; the config's own
-                // values override it.
-                let mut b = AmazonS3Builder::from_env()
-                    .with_bucket_name(&cfg.bucket)
-                    .with_region(&cfg.region)
-                    .with_client_options(client)
-                    .with_retry(retry)
-                    .with_allow_http(cfg.allow_http)
-                    .with_virtual_hosted_style_request(cfg.virtual_hosted_style);
-                if let Some(e) = &cfg.endpoint {
-                    b = b.with_endpoint(e);
-                }
-                if let Some(k) = &cfg.access_key_id {
-                    b = b.with_access_key_id(k);
-                }
-                if let Some(s) = &cfg.secret_access_key {
-                    b = b.with_secret_access_key(s);
-                }
-                if let Some(t) = &cfg.session_token {
-                    b = b.with_token(t);
-                }
-                Arc::new(
-                    b.build()
-                        .map_err(|e| Error::Config { reason: format!("S3 configuration: {e}") })?,
-                )
-            }
+            Backend::S3 => s3_store(cfg)?,
         };
         Ok(Self::new(store, &cfg.prefix))
     }
@@ -308,6 +270,62 @@ impl SstStore {
     }
 }
 
+/// The S3 client described by `cfg`.
+#[cfg(feature = "s3")]
+fn s3_store(cfg: &StoreConfig) -> Result<Arc<dyn ObjectStore>> {
+    use object_store::aws::AmazonS3Builder;
+    use object_store::{BackoffConfig, ClientOptions, RetryConfig};
+
+    if cfg.bucket.is_empty() {
+        return Err(Error::Config { reason: "S3 backend needs a bucket".into() });
+    }
+    let client = ClientOptions::new()
+        .with_connect_timeout(cfg.connect_timeout)
+        .with_timeout(cfg.request_timeout)
+        .with_allow_http(cfg.allow_http);
+    let retry = RetryConfig {
+        backoff: BackoffConfig {
+            init_backoff: cfg.retry_init_backoff,
+            max_backoff: cfg.retry_max_backoff,
+            base: 2.0,
+        },
+        max_retries: cfg.max_retries,
+        retry_timeout: cfg.retry_timeout,
+    };
+    // Environment first (AWS_* variables, then the instance profile), so empty credentials
+    // in the config mean "from the environment"; the config's own values override it.
+    let mut b = AmazonS3Builder::from_env()
+        .with_bucket_name(&cfg.bucket)
+        .with_region(&cfg.region)
+        .with_client_options(client)
+        .with_retry(retry)
+        .with_allow_http(cfg.allow_http)
+        .with_virtual_hosted_style_request(cfg.virtual_hosted_style);
+    if let Some(e) = &cfg.endpoint {
+        b = b.with_endpoint(e);
+    }
+    if let Some(k) = &cfg.access_key_id {
+        b = b.with_access_key_id(k);
+    }
+    if let Some(s) = &cfg.secret_access_key {
+        b = b.with_secret_access_key(s);
+    }
+    if let Some(t) = &cfg.session_token {
+        b = b.with_token(t);
+    }
+    Ok(Arc::new(b.build().map_err(|e| Error::Config { reason: format!("S3 configuration: {e}") })?))
+}
+
+/// Without the `s3` feature there is no S3 client: asking for one is a configuration error.
+#[cfg(not(feature = "s3"))]
+fn s3_store(_cfg: &StoreConfig) -> Result<Arc<dyn ObjectStore>> {
+    Err(Error::Config {
+        reason: "the S3 backend needs the `s3` feature of rcop-sst, which this build lacks \
+                 (use the local or memory backend, or build with `s3`)"
+            .into(),
+    })
+}
+
 /// Maps an `object_store` error to ours. `object_store` has already spent its retry budget
 /// on retryable failures (5xx, timeouts, connection errors) when an error reaches here.
 fn map_error(file_id: FileId, path: &str, e: object_store::Error) -> Error {
@@ -336,12 +354,16 @@ fn is_transient(e: &object_store::Error) -> bool {
     if matches!(e, object_store::Error::JoinError { .. }) {
         return true;
     }
-    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(err) = cur {
-        if err.downcast_ref::<object_store::client::HttpError>().is_some() {
-            return true;
+    // HTTP clients exist only with the `s3` feature.
+    #[cfg(feature = "s3")]
+    {
+        let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+        while let Some(err) = cur {
+            if err.downcast_ref::<object_store::client::HttpError>().is_some() {
+                return true;
+            }
+            cur = err.source();
         }
-        cur = err.source();
     }
     match status_in_message(&e.to_string()) {
         Some(s) => s >= 500 || s == 429 || s == 408,
@@ -426,5 +448,24 @@ mod tests {
     fn s3_without_bucket_is_a_config_error() {
         let cfg = StoreConfig { backend: Backend::S3, ..StoreConfig::default() };
         assert!(matches!(SstStore::from_config(&cfg), Err(Error::Config { .. })));
+    }
+
+    #[cfg(not(feature = "s3"))]
+    #[test]
+    fn s3_without_the_feature_is_a_config_error() {
+        // A complete S3 configuration: only the missing feature is wrong.
+        let cfg = StoreConfig {
+            backend: Backend::S3,
+            endpoint: Some("http://127.0.0.1:9".into()),
+            bucket: "b".into(),
+            access_key_id: Some("k".into()),
+            secret_access_key: Some("s".into()),
+            allow_http: true,
+            ..StoreConfig::default()
+        };
+        match SstStore::from_config(&cfg) {
+            Err(Error::Config { reason }) => assert!(reason.contains("`s3` feature"), "{reason}"),
+            other => panic!("expected a config error naming the feature, got {other:?}"),
+        }
     }
 }
