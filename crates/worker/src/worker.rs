@@ -7,7 +7,7 @@ use bytes::Bytes;
 use prometheus::Registry;
 use prost::Message;
 use rcop_exec::{Engine, EngineConfig};
-use rcop_limiter::{KeyspaceId, Limiter, MemoryProbe};
+use rcop_limiter::{KeyspaceId, Limiter, MemoryProbe, SamplerThread};
 use rcop_proto::{REQ_TYPE_DAG, coprocessor, kvrpcpb};
 use rcop_snap::{RebuildRequest, plan_rebuild};
 use rcop_sst::{BlockCache, MetaCache, ReaderOptions, SstReader, SstStore};
@@ -62,6 +62,8 @@ pub struct Worker {
     engine: Engine,
     pool: ComputePool,
     metrics: WorkerMetrics,
+    /// Refreshes the limiter's memory sample until the worker is dropped.
+    _sampler: SamplerThread,
 }
 
 /// Assembles a [`Worker`]. Everything a host may already have is injectable: the object
@@ -181,7 +183,9 @@ impl WorkerBuilder {
         }));
         let threads = self.compute_threads.unwrap_or_else(|| config.compute_threads(cores));
         let pool = ComputePool::new(threads)?;
-        Ok(Worker { config, limiter, reader, engine, pool, metrics })
+        // Sampled from now on, on a thread of its own: the cop-limiter reads the sample.
+        let sampler = limiter.start_memory_sampler()?;
+        Ok(Worker { config, limiter, reader, engine, pool, metrics, _sampler: sampler })
     }
 }
 
@@ -218,6 +222,18 @@ impl Worker {
     /// The metrics (worker and limiter), for `GET /metrics`.
     pub fn metrics(&self) -> &WorkerMetrics {
         &self.metrics
+    }
+
+    /// Applies new limiter capacities at run time — permits, queue bounds, the memory
+    /// reservation capacity, the cop-limiter's ratio and waits — to requests admitted from
+    /// now on; held permits and reservations stay valid. For a host's online-config manager.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Limiter`] for an invalid configuration; nothing changes then.
+    pub fn update_limits(&self, limits: &rcop_limiter::LimiterConfig) -> Result<()> {
+        self.limiter.update(limits)?;
+        Ok(())
     }
 
     /// The admission limiter.
