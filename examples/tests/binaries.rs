@@ -92,10 +92,9 @@ fn storage_node_offloads_to_a_worker_process_and_answers_like_local() {
     // The same data loaded in this process, executed locally: the reference answers.
     let reference = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let store = std::sync::Arc::new(
-        rcop_sst::SstStore::from_config(&rcop_sst::StoreConfig {
-            backend: rcop_sst::Backend::Memory,
-            ..rcop_sst::StoreConfig::default()
-        })
+        rcop_sst::SstStore::from_config(
+            &rcop_sst::StoreConfig::default().with_backend(rcop_sst::Backend::Memory),
+        )
         .unwrap(),
     );
     let local =
@@ -176,10 +175,9 @@ fn unsupported_dags_stay_local_and_non_paging_answers_come_back_whole() {
     let node = spawn(env!("CARGO_BIN_EXE_rcop-storage-node"), &node_cfg, &mut children);
     let reference = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let store = std::sync::Arc::new(
-        rcop_sst::SstStore::from_config(&rcop_sst::StoreConfig {
-            backend: rcop_sst::Backend::Memory,
-            ..rcop_sst::StoreConfig::default()
-        })
+        rcop_sst::SstStore::from_config(
+            &rcop_sst::StoreConfig::default().with_backend(rcop_sst::Backend::Memory),
+        )
         .unwrap(),
     );
     let local =

@@ -179,8 +179,7 @@ async fn every_corpus_dag_gives_identical_results_locally_and_offloaded() {
     assert!(!files.is_empty(), "no corpus in {dir}");
 
     let store = Arc::new(
-        SstStore::from_config(&StoreConfig { backend: Backend::Memory, ..StoreConfig::default() })
-            .unwrap(),
+        SstStore::from_config(&StoreConfig::default().with_backend(Backend::Memory)).unwrap(),
     );
     let worker = start_worker(Arc::clone(&store)).await;
     let addr = worker.local_addr();

@@ -12,7 +12,7 @@ use hyper_util::rt::TokioIo;
 use rcop_examples::{LoadSpec, NodeConfig, Path, StorageNode, dags};
 use rcop_limiter::{MemoryThreshold, ReadableSize};
 use rcop_sst::SstStore;
-use rcop_worker::{DfsBackend, DfsConfig, Worker, WorkerConfig, WorkerHandle};
+use rcop_worker::{DfsConfig, Worker, WorkerConfig, WorkerHandle};
 use s3s::auth::SimpleAuth;
 use s3s::service::S3ServiceBuilder;
 use tokio::net::TcpListener;
@@ -39,24 +39,17 @@ async fn s3_endpoint(dir: &std::path::Path) -> DfsConfig {
             });
         }
     });
-    DfsConfig {
-        backend: DfsBackend::S3,
-        prefix: "cluster-1".into(),
-        s3_endpoint: format!("http://{addr}"),
-        bucket: BUCKET.into(),
-        key_id: ACCESS_KEY.into(),
-        secret_key: SECRET_KEY.into(),
-        ..DfsConfig::default()
-    }
+    DfsConfig::s3(BUCKET)
+        .with_prefix("cluster-1")
+        .with_s3_endpoint(format!("http://{addr}"))
+        .with_credentials(ACCESS_KEY, SECRET_KEY)
 }
 
 async fn worker(dfs: &DfsConfig, memory_upper_threshold: Option<u64>) -> WorkerHandle {
-    let mut cfg = WorkerConfig {
-        addr: SocketAddr::from(([127, 0, 0, 1], 0)),
-        dfs: dfs.clone(),
-        cop_block_cache_size: ReadableSize(32 << 20).into(),
-        ..WorkerConfig::default()
-    };
+    let mut cfg = WorkerConfig::default()
+        .with_addr(SocketAddr::from(([127, 0, 0, 1], 0)))
+        .with_dfs(dfs.clone())
+        .with_cop_block_cache_size(ReadableSize(32 << 20));
     if let Some(bytes) = memory_upper_threshold {
         cfg.limiter.memory_upper_threshold = MemoryThreshold::Absolute(ReadableSize(bytes));
     }

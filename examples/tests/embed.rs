@@ -171,10 +171,9 @@ fn counter(registry: &Registry, name: &str, label: (&str, &str)) -> u64 {
 fn both_halves_embed_through_the_public_api() {
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(
-        SstStore::from_config(&StoreConfig {
-            backend: Backend::Local { root: dir.path().to_path_buf() },
-            ..StoreConfig::default()
-        })
+        SstStore::from_config(
+            &StoreConfig::default().with_backend(Backend::Local { root: dir.path().to_path_buf() }),
+        )
         .unwrap(),
     );
     // The worker fork: its runtime, its registry (with TiKV's names), our service mounted.

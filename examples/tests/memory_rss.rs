@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use rcop_examples::{Path, StorageNode, dags};
 use rcop_limiter::{MemoryThreshold, ReadableSize};
-use rcop_worker::{DfsBackend, DfsConfig, Worker, WorkerConfig, WorkerHandle};
+use rcop_worker::{DfsConfig, Worker, WorkerConfig, WorkerHandle};
 
 /// Snapshot bytes each worker may reserve: about one Q1 snapshot at this scale factor.
 const THRESHOLD: u64 = 3 << 20;
@@ -50,12 +50,10 @@ fn rss() -> u64 {
 }
 
 async fn worker(dfs: &DfsConfig) -> WorkerHandle {
-    let mut cfg = WorkerConfig {
-        addr: SocketAddr::from(([127, 0, 0, 1], 0)),
-        dfs: dfs.clone(),
-        cop_block_cache_size: ReadableSize(BLOCK_CACHE).into(),
-        ..WorkerConfig::default()
-    };
+    let mut cfg = WorkerConfig::default()
+        .with_addr(SocketAddr::from(([127, 0, 0, 1], 0)))
+        .with_dfs(dfs.clone())
+        .with_cop_block_cache_size(ReadableSize(BLOCK_CACHE));
     cfg.limiter.memory_upper_threshold = MemoryThreshold::Absolute(ReadableSize(THRESHOLD));
     Worker::builder(cfg).build().unwrap().bind().await.unwrap().spawn()
 }
@@ -93,12 +91,7 @@ fn rejections(workers: &[&WorkerHandle]) -> u64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_burst_under_a_small_memory_threshold_keeps_rss_bounded() {
     let dir = tempfile::tempdir().unwrap();
-    let dfs = DfsConfig {
-        backend: DfsBackend::Local,
-        root: dir.path().to_path_buf(),
-        prefix: "cluster-1".into(),
-        ..DfsConfig::default()
-    };
+    let dfs = DfsConfig::local(dir.path()).with_prefix("cluster-1");
     let (a, b) = (worker(&dfs).await, worker(&dfs).await);
     let node = Arc::new(common::node(&dfs, &[&a, &b], "40ms").await);
     let q1 = dags::q1().unwrap();

@@ -23,7 +23,18 @@ pub const BATCH_GROW_FACTOR: usize = 2;
 pub const BATCH_MAX_SIZE: usize = crate::exec::BATCH_MAX_SIZE;
 
 /// Engine settings.
+///
+/// Non-exhaustive: start from [`EngineConfig::default`] and adjust with the `with_*` setters
+/// (or assign the public fields).
+///
+/// ```
+/// use rcop_exec::EngineConfig;
+///
+/// let config = EngineConfig::default().with_max_response_bytes(1 << 20);
+/// assert_eq!(config.max_response_bytes, 1 << 20);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct EngineConfig {
     /// Deepest expression nesting accepted (deeper requests get an error).
     pub max_expr_depth: usize,
@@ -38,8 +49,25 @@ impl Default for EngineConfig {
     }
 }
 
+impl EngineConfig {
+    /// Sets [`max_expr_depth`](Self::max_expr_depth).
+    #[must_use]
+    pub fn with_max_expr_depth(mut self, depth: usize) -> Self {
+        self.max_expr_depth = depth;
+        self
+    }
+
+    /// Sets [`max_response_bytes`](Self::max_response_bytes).
+    #[must_use]
+    pub fn with_max_response_bytes(mut self, bytes: usize) -> Self {
+        self.max_response_bytes = bytes;
+        self
+    }
+}
+
 /// What [`Engine::execute_dag`] produces.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct DagOutput {
     /// The select response.
     pub response: tipb::SelectResponse,

@@ -179,7 +179,7 @@ fn aggregation_ignores_paging_and_returns_everything() {
 #[test]
 fn byte_cap_ends_a_page_early_but_never_cuts_a_non_paging_answer() {
     let s = store(2000, None);
-    let engine = Engine::new(EngineConfig { max_response_bytes: 1000, ..Default::default() });
+    let engine = Engine::new(EngineConfig::default().with_max_response_bytes(1000));
     let d = dag(vec![scan(TID, cols(), false)], vec![0, 1], true);
     // A paging request (the storage node forwards u32::MAX): the cap sets the page.
     let (resp, sel) = run(&engine, &d, vec![table_range(TID, None)], u64::from(u32::MAX), &s);

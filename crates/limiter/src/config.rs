@@ -15,8 +15,19 @@ use crate::threshold::MemoryThreshold;
 /// wait-max-duration = "3s"
 /// sample-ttl = "60s"
 /// ```
+///
+/// Non-exhaustive: outside this crate, start from [`CopLimiterConfig::default`] and adjust
+/// with the `with_*` setters or the public fields.
+///
+/// ```
+/// use rcop_limiter::{CopLimiterConfig, ReadableDuration};
+///
+/// let config = CopLimiterConfig::default().with_sample_ttl(ReadableDuration::secs(2));
+/// assert!(config.validate().is_ok());
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, rename_all = "kebab-case", deny_unknown_fields)]
+#[non_exhaustive]
 pub struct CopLimiterConfig {
     /// Share of the memory limit above which heavy keyspaces are throttled; in `(0, 1)`.
     pub high_mem_ratio: f64,
@@ -40,6 +51,34 @@ impl Default for CopLimiterConfig {
 }
 
 impl CopLimiterConfig {
+    /// Sets [`high_mem_ratio`](Self::high_mem_ratio).
+    #[must_use]
+    pub fn with_high_mem_ratio(mut self, ratio: f64) -> Self {
+        self.high_mem_ratio = ratio;
+        self
+    }
+
+    /// Sets [`wait_min_duration`](Self::wait_min_duration).
+    #[must_use]
+    pub fn with_wait_min_duration(mut self, duration: ReadableDuration) -> Self {
+        self.wait_min_duration = duration;
+        self
+    }
+
+    /// Sets [`wait_max_duration`](Self::wait_max_duration).
+    #[must_use]
+    pub fn with_wait_max_duration(mut self, duration: ReadableDuration) -> Self {
+        self.wait_max_duration = duration;
+        self
+    }
+
+    /// Sets [`sample_ttl`](Self::sample_ttl).
+    #[must_use]
+    pub fn with_sample_ttl(mut self, ttl: ReadableDuration) -> Self {
+        self.sample_ttl = ttl;
+        self
+    }
+
     /// Checks every value; the error names the offending key.
     pub fn validate(&self) -> Result<()> {
         let ratio = self.high_mem_ratio;
@@ -80,8 +119,23 @@ impl CopLimiterConfig {
 /// max-queue-size = 128
 /// keyspace-max-queue-size = 32
 /// ```
+///
+/// Non-exhaustive: outside this crate, start from [`WorkerLimiterConfig::default`] and
+/// adjust with the `with_*` setters or the public fields.
+///
+/// ```
+/// use rcop_limiter::WorkerLimiterConfig;
+///
+/// let config = WorkerLimiterConfig::default()
+///     .with_global_concurrency_factor(4.0)
+///     .with_keyspace_concurrency_factor(1.0)
+///     .with_max_queue_size(16)
+///     .with_keyspace_max_queue_size(4);
+/// assert_eq!(config.permits(8).global, 32);
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, rename_all = "kebab-case", deny_unknown_fields)]
+#[non_exhaustive]
 pub struct WorkerLimiterConfig {
     /// Global permits per core; in `(0, 256]` and at least `keyspace-concurrency-factor`.
     pub global_concurrency_factor: f64,
@@ -117,6 +171,34 @@ pub struct PermitCounts {
 const MAX_GLOBAL_FACTOR: f64 = 256.0;
 
 impl WorkerLimiterConfig {
+    /// Sets [`global_concurrency_factor`](Self::global_concurrency_factor).
+    #[must_use]
+    pub fn with_global_concurrency_factor(mut self, factor: f64) -> Self {
+        self.global_concurrency_factor = factor;
+        self
+    }
+
+    /// Sets [`keyspace_concurrency_factor`](Self::keyspace_concurrency_factor).
+    #[must_use]
+    pub fn with_keyspace_concurrency_factor(mut self, factor: f64) -> Self {
+        self.keyspace_concurrency_factor = factor;
+        self
+    }
+
+    /// Sets [`max_queue_size`](Self::max_queue_size).
+    #[must_use]
+    pub fn with_max_queue_size(mut self, size: usize) -> Self {
+        self.max_queue_size = size;
+        self
+    }
+
+    /// Sets [`keyspace_max_queue_size`](Self::keyspace_max_queue_size).
+    #[must_use]
+    pub fn with_keyspace_max_queue_size(mut self, size: usize) -> Self {
+        self.keyspace_max_queue_size = size;
+        self
+    }
+
     /// Checks every value; the error names the offending key.
     pub fn validate(&self) -> Result<()> {
         let g = self.global_concurrency_factor;
@@ -158,8 +240,12 @@ impl WorkerLimiterConfig {
 /// Meant to be embedded with `#[serde(flatten)]` in the worker's top-level config, so the keys
 /// sit where upstream puts them: `memory-upper-threshold` at the top, `[cop-limiter]` and
 /// `[worker-limiter]` as sections.
+///
+/// Non-exhaustive: outside this crate, start from [`LimiterConfig::default`] and adjust with
+/// the `with_*` setters or the public fields.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default, rename_all = "kebab-case")]
+#[non_exhaustive]
 pub struct LimiterConfig {
     /// `[cop-limiter]`.
     pub cop_limiter: CopLimiterConfig,
@@ -170,6 +256,27 @@ pub struct LimiterConfig {
 }
 
 impl LimiterConfig {
+    /// Sets [`cop_limiter`](Self::cop_limiter).
+    #[must_use]
+    pub fn with_cop_limiter(mut self, cop_limiter: CopLimiterConfig) -> Self {
+        self.cop_limiter = cop_limiter;
+        self
+    }
+
+    /// Sets [`worker_limiter`](Self::worker_limiter).
+    #[must_use]
+    pub fn with_worker_limiter(mut self, worker_limiter: WorkerLimiterConfig) -> Self {
+        self.worker_limiter = worker_limiter;
+        self
+    }
+
+    /// Sets [`memory_upper_threshold`](Self::memory_upper_threshold).
+    #[must_use]
+    pub fn with_memory_upper_threshold(mut self, threshold: impl Into<MemoryThreshold>) -> Self {
+        self.memory_upper_threshold = threshold.into();
+        self
+    }
+
     /// Checks every section; the error names the offending key.
     pub fn validate(&self) -> Result<()> {
         self.cop_limiter.validate()?;

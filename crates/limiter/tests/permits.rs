@@ -15,12 +15,11 @@ use rcop_limiter::{
 const HOUR: Duration = Duration::from_secs(3600);
 
 fn config(global: f64, keyspace: f64, queue: usize, keyspace_queue: usize) -> WorkerLimiterConfig {
-    WorkerLimiterConfig {
-        global_concurrency_factor: global,
-        keyspace_concurrency_factor: keyspace,
-        max_queue_size: queue,
-        keyspace_max_queue_size: keyspace_queue,
-    }
+    WorkerLimiterConfig::default()
+        .with_global_concurrency_factor(global)
+        .with_keyspace_concurrency_factor(keyspace)
+        .with_max_queue_size(queue)
+        .with_keyspace_max_queue_size(keyspace_queue)
 }
 
 async fn settle() {

@@ -16,12 +16,11 @@ const GIB: u64 = 1 << 30;
 const HOUR: Duration = Duration::from_secs(3600);
 
 fn config(global: f64, keyspace: f64, queue: usize, keyspace_queue: usize) -> WorkerLimiterConfig {
-    WorkerLimiterConfig {
-        global_concurrency_factor: global,
-        keyspace_concurrency_factor: keyspace,
-        max_queue_size: queue,
-        keyspace_max_queue_size: keyspace_queue,
-    }
+    WorkerLimiterConfig::default()
+        .with_global_concurrency_factor(global)
+        .with_keyspace_concurrency_factor(keyspace)
+        .with_max_queue_size(queue)
+        .with_keyspace_max_queue_size(keyspace_queue)
 }
 
 #[expect(clippy::unwrap_used, reason = "test helper: callers take only free permits")]
@@ -331,10 +330,10 @@ fn a_shorter_sample_ttl_drops_old_samples() {
     cop.record_response(KeyspaceId(1), 100);
     clock.advance(Duration::from_secs(5));
     assert!(cop.is_high_throughput(KeyspaceId(1)), "within the 60 s default");
-    let config = CopLimiterConfig { sample_ttl: ReadableDuration::secs(2), ..Default::default() };
+    let config = CopLimiterConfig::default().with_sample_ttl(ReadableDuration::secs(2));
     cop.update(&config).unwrap();
     assert!(!cop.is_high_throughput(KeyspaceId(1)), "older than the new 2 s ttl");
-    let bad = CopLimiterConfig { high_mem_ratio: 0.0, ..Default::default() };
+    let bad = CopLimiterConfig::default().with_high_mem_ratio(0.0);
     assert!(cop.update(&bad).is_err());
     assert_eq!(cop.high_mem_bytes(), 800, "the invalid ratio was not applied");
 }

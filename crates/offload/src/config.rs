@@ -60,8 +60,12 @@ pub const DEFAULT_MAX_WHOLE_RESPONSE_SIZE: u64 = 1 << 30;
 /// assert_eq!(config.worker_urls()?[0].to_string(), "http://10.0.0.1:19000/coprocessor");
 /// # Ok::<(), rcop_offload::Error>(())
 /// ```
+///
+/// Non-exhaustive: outside this crate, start from [`Config::default`] or
+/// [`Config::from_toml_str`] and assign the public fields.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(default, rename_all = "kebab-case")]
+#[non_exhaustive]
 pub struct Config {
     /// Worker URL(s) for heavy DAG requests: one string or a list. An empty string or list
     /// disables offloading. A URL without a path gets `/coprocessor`.

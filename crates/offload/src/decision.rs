@@ -136,6 +136,7 @@ impl Decision {
 /// A decision plus the request's lazy pattern, which the caller feeds back after a local
 /// execution ([`Offloader::record_local`](crate::Offloader::record_local)).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Plan {
     /// What to do.
     pub decision: Decision,
@@ -144,7 +145,19 @@ pub struct Plan {
 }
 
 /// The knobs the rules read.
+///
+/// Non-exhaustive: outside this crate, make one with [`Rules::new`] (or read an offloader's
+/// with [`Offloader::rules`](crate::Offloader::rules)).
+///
+/// ```
+/// use std::time::Duration;
+/// use rcop_offload::Rules;
+///
+/// let rules = Rules::new(32 << 20, 2048, Duration::from_millis(30));
+/// assert_eq!(rules.num_ranges, 2048);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Rules {
     /// `remote-coprocessor-min-blocks-size`.
     pub min_blocks_size: u64,
@@ -152,6 +165,14 @@ pub struct Rules {
     pub num_ranges: usize,
     /// `remote-coprocessor-min-process-duration`.
     pub min_process_duration: Duration,
+}
+
+impl Rules {
+    /// Rules with the given `remote-coprocessor-min-blocks-size`,
+    /// `remote-coprocessor-num-ranges` and `remote-coprocessor-min-process-duration`.
+    pub fn new(min_blocks_size: u64, num_ranges: usize, min_process_duration: Duration) -> Self {
+        Rules { min_blocks_size, num_ranges, min_process_duration }
+    }
 }
 
 /// Upstream `calc_min_blocks_size`: the threshold halves once the query is older than 15 s,

@@ -233,11 +233,7 @@ fn size_rule_at_the_boundary() {
 fn small_paging_index_scan_stays_local() {
     // The rule itself (upstream step 2), through `decide`: the offloader's capability check
     // keeps index scans local before it while the engine has no IndexScan.
-    let rules = Rules {
-        min_blocks_size: 1,
-        num_ranges: 4,
-        min_process_duration: Duration::from_millis(30),
-    };
+    let rules = Rules::new(1, 4, Duration::from_millis(30));
     let stats = PatternStats::new();
     let ts = ts_aged(Duration::ZERO);
     let decide_on = |req: &Request| {

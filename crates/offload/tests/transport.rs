@@ -230,7 +230,7 @@ fn range(a: i64, b: i64) -> KeyRange {
 
 /// A worker: `rcop-exec` with a small response cap answering the envelope's request.
 fn engine_worker(store: MemStore, cap: usize) -> Arc<Scripted> {
-    let engine = Engine::new(EngineConfig { max_response_bytes: cap, ..EngineConfig::default() });
+    let engine = Engine::new(EngineConfig::default().with_max_response_bytes(cap));
     let store = Mutex::new(store);
     Scripted::new(move |_, request, _| {
         let store = store.lock().unwrap();
@@ -573,9 +573,8 @@ fn runtime_updates_keep_the_transport_and_the_pattern_history() {
     assert_eq!(urls[0], "http://w1/coprocessor");
     assert!(urls[1] == "http://w2/coprocessor" || urls[1] == "http://w3/coprocessor");
     // A bad update changes nothing.
-    assert!(
-        o.update(&Config { remote_coprocessor_num_ranges: 0, ..config(&["http://w9"], "") })
-            .is_err()
-    );
+    let mut bad = config(&["http://w9"], "");
+    bad.remote_coprocessor_num_ranges = 0;
+    assert!(o.update(&bad).is_err());
     assert_eq!(o.client().workers().len(), 2);
 }

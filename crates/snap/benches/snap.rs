@@ -46,10 +46,7 @@ fn full() -> Vec<KeyRange> {
 }
 
 fn memory_store() -> Arc<SstStore> {
-    Arc::new(
-        SstStore::from_config(&StoreConfig { backend: Backend::Memory, ..StoreConfig::default() })
-            .unwrap(),
-    )
+    Arc::new(SstStore::from_config(&StoreConfig::default().with_backend(Backend::Memory)).unwrap())
 }
 
 fn reader(store: Arc<SstStore>) -> SstReader {
@@ -188,10 +185,8 @@ fn estimate(c: &mut Criterion) {
     let mut tables = Vec::new();
     for t in 0..1000u32 {
         let id = u64::from(t) + 1;
-        let mut b = TableBuilder::new(
-            FileId(id),
-            BuilderOptions { block_size: 1024, ..BuilderOptions::for_level(1) },
-        );
+        let mut b =
+            TableBuilder::new(FileId(id), BuilderOptions::for_level(1).with_block_size(1024));
         for i in 0..50 {
             let k = &key(t * 100 + i)[PREFIX.len()..];
             b.add(k, &NewValue { meta: 0, version: 1, user_meta: &[], value: &value(i) }).unwrap();

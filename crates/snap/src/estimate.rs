@@ -93,10 +93,8 @@ mod tests {
 
     /// A table of keys `from..to` (every `step`), 100-byte values, 512-byte blocks.
     fn table(id: u64, from: u32, to: u32, step: usize) -> Table<InMemory> {
-        let mut b = TableBuilder::new(
-            FileId(id),
-            BuilderOptions { block_size: 512, ..BuilderOptions::for_level(1) },
-        );
+        let mut b =
+            TableBuilder::new(FileId(id), BuilderOptions::for_level(1).with_block_size(512));
         for i in (from..to).step_by(step) {
             let v = NewValue { meta: 0, version: 1, user_meta: &[], value: &[7; 100] };
             b.add(&key(i), &v).unwrap();

@@ -47,7 +47,11 @@ impl Default for FileIds {
 }
 
 /// Knobs of a [`Shard`].
+///
+/// Non-exhaustive: outside this crate, start from [`ShardConfig::new`] and assign the public
+/// fields.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ShardConfig {
     /// Shard (region) id.
     pub id: u64,
@@ -87,11 +91,9 @@ impl ShardConfig {
     }
 
     fn builder_options(&self, level: u32) -> BuilderOptions {
-        BuilderOptions {
-            block_size: self.block_size,
-            max_table_size: self.max_table_size,
-            ..BuilderOptions::for_level(level)
-        }
+        BuilderOptions::for_level(level)
+            .with_block_size(self.block_size)
+            .with_max_table_size(self.max_table_size)
     }
 }
 
@@ -117,7 +119,10 @@ struct State {
 }
 
 /// Counts of a shard's parts.
+///
+/// Non-exhaustive: outside this crate, start from [`ShardStats::default`] to make one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct ShardStats {
     /// Versions in memtables.
     pub mem_versions: usize,

@@ -40,8 +40,7 @@ struct Fixture {
 fn fixture() -> Fixture {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let store = Arc::new(
-        SstStore::from_config(&StoreConfig { backend: Backend::Memory, ..StoreConfig::default() })
-            .unwrap(),
+        SstStore::from_config(&StoreConfig::default().with_backend(Backend::Memory)).unwrap(),
     );
     let mut cfg = ShardConfig::new(3, PREFIX, END, 4).unwrap();
     cfg.block_size = 128;

@@ -153,11 +153,7 @@ fn run(ops: Vec<Op>, reads: Vec<Read>) {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     rt.block_on(async move {
         let store = Arc::new(
-            SstStore::from_config(&StoreConfig {
-                backend: Backend::Memory,
-                ..StoreConfig::default()
-            })
-            .unwrap(),
+            SstStore::from_config(&StoreConfig::default().with_backend(Backend::Memory)).unwrap(),
         );
         let mut cfg = ShardConfig::new(9, PREFIX, END, 4).unwrap();
         // Tiny blocks and tables: many blocks, several tables per level, old-version sections.

@@ -145,8 +145,7 @@ async fn scenario(node: Arc<SstStore>, worker: Arc<SstStore>) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn local_filesystem_backend() {
     let dir = TempDir::new("local");
-    let cfg =
-        StoreConfig { backend: Backend::Local { root: dir.0.clone() }, ..StoreConfig::default() };
+    let cfg = StoreConfig::default().with_backend(Backend::Local { root: dir.0.clone() });
     let node = Arc::new(SstStore::from_config(&cfg).unwrap());
     let worker = Arc::new(SstStore::from_config(&cfg).unwrap());
     scenario(node, worker).await;
@@ -188,17 +187,14 @@ mod s3 {
                 });
             }
         });
-        let cfg = StoreConfig {
-            backend: Backend::S3,
-            endpoint: Some(format!("http://{addr}")),
-            bucket: BUCKET.into(),
-            access_key_id: Some(ACCESS_KEY.into()),
-            secret_access_key: Some(SECRET_KEY.into()),
-            allow_http: true,
-            prefix: "cluster-1".into(),
-            max_retries: 1,
-            ..StoreConfig::default()
-        };
+        let cfg = StoreConfig::default()
+            .with_backend(Backend::S3)
+            .with_endpoint(format!("http://{addr}"))
+            .with_bucket(BUCKET)
+            .with_credentials(ACCESS_KEY, SECRET_KEY)
+            .with_allow_http(true)
+            .with_prefix("cluster-1")
+            .with_max_retries(1);
         let node = Arc::new(SstStore::from_config(&cfg).unwrap());
         let worker = Arc::new(SstStore::from_config(&cfg).unwrap());
         scenario(node, worker).await;

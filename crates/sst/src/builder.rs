@@ -19,7 +19,18 @@ pub const DEFAULT_MAX_TABLE_SIZE: usize = 16 << 20;
 pub const DEFAULT_ZSTD_LEVEL: i32 = 3;
 
 /// Knobs of a [`TableBuilder`].
+///
+/// Non-exhaustive: outside this crate, start from [`BuilderOptions::default`] or
+/// [`BuilderOptions::for_level`] and adjust with the `with_*` setters or the public fields.
+///
+/// ```
+/// use rcop_sst::{BuilderOptions, Compression};
+///
+/// let opts = BuilderOptions::for_level(1).with_block_size(4 << 10);
+/// assert_eq!((opts.block_size, opts.compression), (4 << 10, Compression::Lz4));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct BuilderOptions {
     /// Target uncompressed size of a block; a block is closed once it reaches this size.
     pub block_size: usize,
@@ -46,6 +57,41 @@ impl Default for BuilderOptions {
 }
 
 impl BuilderOptions {
+    /// Sets [`block_size`](Self::block_size).
+    #[must_use]
+    pub fn with_block_size(mut self, bytes: usize) -> Self {
+        self.block_size = bytes;
+        self
+    }
+
+    /// Sets [`max_table_size`](Self::max_table_size).
+    #[must_use]
+    pub fn with_max_table_size(mut self, bytes: usize) -> Self {
+        self.max_table_size = bytes;
+        self
+    }
+
+    /// Sets [`compression`](Self::compression).
+    #[must_use]
+    pub fn with_compression(mut self, compression: Compression) -> Self {
+        self.compression = compression;
+        self
+    }
+
+    /// Sets [`zstd_level`](Self::zstd_level).
+    #[must_use]
+    pub fn with_zstd_level(mut self, level: i32) -> Self {
+        self.zstd_level = level;
+        self
+    }
+
+    /// Sets [`checksum`](Self::checksum).
+    #[must_use]
+    pub fn with_checksum(mut self, checksum: ChecksumType) -> Self {
+        self.checksum = checksum;
+        self
+    }
+
     /// Options for a table of LSM `level`: L0 is stored uncompressed, L1 uses LZ4 and
     /// deeper levels Zstd (upstream's per-level `[LZ4, ZSTD, ZSTD]`), or LZ4 when this build
     /// lacks the `zstd` feature.

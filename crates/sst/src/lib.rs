@@ -54,7 +54,7 @@ synchronously over the pinned blocks:
 # use std::sync::Arc;
 # use rcop_sst::*;
 # async fn demo() -> rcop_sst::Result<()> {
-let cfg = StoreConfig { backend: Backend::Memory, ..StoreConfig::default() }; // or S3, Local
+let cfg = StoreConfig::default().with_backend(Backend::Memory); // or S3, Local
 let store = Arc::new(SstStore::from_config(&cfg)?);
 # let mut b = TableBuilder::new(FileId(7), BuilderOptions::for_level(1));
 # for i in 0..1000u32 {

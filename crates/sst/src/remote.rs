@@ -32,7 +32,11 @@ pub const DEFAULT_MAX_CONCURRENT_READS: usize = 16;
 pub const DEFAULT_OPEN_READ_SIZE: u64 = 256 << 10;
 
 /// Knobs of an [`SstReader`].
+///
+/// Non-exhaustive: outside this crate, start from [`ReaderOptions::default`] and adjust with
+/// the `with_*` setters or the public fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ReaderOptions {
     /// Adjacent blocks are merged into one ranged read up to this many bytes.
     pub max_read_size: u64,
@@ -49,6 +53,29 @@ impl Default for ReaderOptions {
             max_concurrent_reads: DEFAULT_MAX_CONCURRENT_READS,
             open_read_size: DEFAULT_OPEN_READ_SIZE,
         }
+    }
+}
+
+impl ReaderOptions {
+    /// Sets [`max_read_size`](Self::max_read_size).
+    #[must_use]
+    pub fn with_max_read_size(mut self, bytes: u64) -> Self {
+        self.max_read_size = bytes;
+        self
+    }
+
+    /// Sets [`max_concurrent_reads`](Self::max_concurrent_reads).
+    #[must_use]
+    pub fn with_max_concurrent_reads(mut self, reads: usize) -> Self {
+        self.max_concurrent_reads = reads;
+        self
+    }
+
+    /// Sets [`open_read_size`](Self::open_read_size).
+    #[must_use]
+    pub fn with_open_read_size(mut self, bytes: u64) -> Self {
+        self.open_read_size = bytes;
+        self
     }
 }
 

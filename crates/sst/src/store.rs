@@ -46,7 +46,18 @@ impl Default for Backend {
 ///
 /// Defaults follow upstream's DFS client: 9 retries with a 500 ms initial backoff doubling
 /// per attempt, a 5 s connect timeout and a 10 s per-request timeout.
+///
+/// Non-exhaustive: outside this crate, start from [`StoreConfig::default`] and adjust with
+/// the `with_*` setters or the public fields.
+///
+/// ```
+/// use rcop_sst::{Backend, StoreConfig};
+///
+/// let cfg = StoreConfig::default().with_backend(Backend::Memory).with_prefix("cluster-1");
+/// assert_eq!(cfg.prefix, "cluster-1");
+/// ```
 #[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct StoreConfig {
     /// The backend.
     pub backend: Backend,
@@ -120,6 +131,119 @@ impl Default for StoreConfig {
             allow_http: false,
             virtual_hosted_style: false,
         }
+    }
+}
+
+impl StoreConfig {
+    /// Sets [`backend`](Self::backend).
+    #[must_use]
+    pub fn with_backend(mut self, backend: Backend) -> Self {
+        self.backend = backend;
+        self
+    }
+
+    /// Sets [`endpoint`](Self::endpoint) (an S3-compatible endpoint URL).
+    #[must_use]
+    pub fn with_endpoint(mut self, endpoint: impl Into<String>) -> Self {
+        self.endpoint = Some(endpoint.into());
+        self
+    }
+
+    /// Sets [`bucket`](Self::bucket).
+    #[must_use]
+    pub fn with_bucket(mut self, bucket: impl Into<String>) -> Self {
+        self.bucket = bucket.into();
+        self
+    }
+
+    /// Sets [`region`](Self::region).
+    #[must_use]
+    pub fn with_region(mut self, region: impl Into<String>) -> Self {
+        self.region = region.into();
+        self
+    }
+
+    /// Sets [`access_key_id`](Self::access_key_id) and
+    /// [`secret_access_key`](Self::secret_access_key).
+    #[must_use]
+    pub fn with_credentials(
+        mut self,
+        access_key_id: impl Into<String>,
+        secret_access_key: impl Into<String>,
+    ) -> Self {
+        self.access_key_id = Some(access_key_id.into());
+        self.secret_access_key = Some(secret_access_key.into());
+        self
+    }
+
+    /// Sets [`session_token`](Self::session_token).
+    #[must_use]
+    pub fn with_session_token(mut self, token: impl Into<String>) -> Self {
+        self.session_token = Some(token.into());
+        self
+    }
+
+    /// Sets [`prefix`](Self::prefix).
+    #[must_use]
+    pub fn with_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into();
+        self
+    }
+
+    /// Sets [`connect_timeout`](Self::connect_timeout).
+    #[must_use]
+    pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Sets [`request_timeout`](Self::request_timeout).
+    #[must_use]
+    pub fn with_request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = timeout;
+        self
+    }
+
+    /// Sets [`max_retries`](Self::max_retries).
+    #[must_use]
+    pub fn with_max_retries(mut self, retries: usize) -> Self {
+        self.max_retries = retries;
+        self
+    }
+
+    /// Sets [`retry_init_backoff`](Self::retry_init_backoff).
+    #[must_use]
+    pub fn with_retry_init_backoff(mut self, backoff: Duration) -> Self {
+        self.retry_init_backoff = backoff;
+        self
+    }
+
+    /// Sets [`retry_max_backoff`](Self::retry_max_backoff).
+    #[must_use]
+    pub fn with_retry_max_backoff(mut self, backoff: Duration) -> Self {
+        self.retry_max_backoff = backoff;
+        self
+    }
+
+    /// Sets [`retry_timeout`](Self::retry_timeout).
+    #[must_use]
+    pub fn with_retry_timeout(mut self, timeout: Duration) -> Self {
+        self.retry_timeout = timeout;
+        self
+    }
+
+    /// Sets [`allow_http`](Self::allow_http).
+    #[must_use]
+    pub fn with_allow_http(mut self, allow: bool) -> Self {
+        self.allow_http = allow;
+        self
+    }
+
+    /// Sets [`virtual_hosted_style`](Self::virtual_hosted_style).
+    #[must_use]
+    pub fn with_virtual_hosted_style(mut self, enabled: bool) -> Self {
+        self.virtual_hosted_style = enabled;
+        self
     }
 }
 

@@ -12,12 +12,10 @@ use rcop_sst::{
 fn table(id: FileId, n: u32) -> Bytes {
     let mut b = TableBuilder::new(
         id,
-        BuilderOptions {
-            block_size: 2 << 10,
-            // Zstd where this build has it: the cache holds decompressed blocks either way.
-            compression: if cfg!(feature = "zstd") { Compression::Zstd } else { Compression::Lz4 },
-            ..BuilderOptions::default()
-        },
+        // Zstd where this build has it: the cache holds decompressed blocks either way.
+        BuilderOptions::default().with_block_size(2 << 10).with_compression(
+            if cfg!(feature = "zstd") { Compression::Zstd } else { Compression::Lz4 },
+        ),
     );
     for i in 0..n {
         b.add(
@@ -35,7 +33,7 @@ fn table(id: FileId, n: u32) -> Bytes {
 }
 
 fn memory() -> StoreConfig {
-    StoreConfig { backend: Backend::Memory, ..StoreConfig::default() }
+    StoreConfig::default().with_backend(Backend::Memory)
 }
 
 async fn setup(opts: ReaderOptions) -> (Arc<SstStore>, SstReader, FileId, Bytes) {
@@ -87,12 +85,9 @@ async fn concurrent_failures_are_shared_and_not_cached() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn prefetch_coalesces_reports_bytes_and_fetches_each_block_once() {
-    let (store, reader, id, file) = setup(ReaderOptions {
-        max_read_size: 8 << 10,
-        max_concurrent_reads: 2,
-        ..ReaderOptions::default()
-    })
-    .await;
+    let (store, reader, id, file) =
+        setup(ReaderOptions::default().with_max_read_size(8 << 10).with_max_concurrent_reads(2))
+            .await;
     let meta = reader.open(id, None).await.unwrap();
     let ranges: [(&[u8], &[u8]); 2] = [(b"k000100", b"k000400"), (b"k001500", b"")];
     let plan = reader.plan_prefetch(&meta, &ranges, false);
@@ -195,8 +190,7 @@ async fn l0_files_are_read_whole_from_the_store() {
 async fn prefetch_with_old_versions_serves_reads_at_old_timestamps() {
     let store = Arc::new(SstStore::from_config(&memory()).unwrap());
     let id = FileId(31);
-    let mut b =
-        TableBuilder::new(id, BuilderOptions { block_size: 512, ..BuilderOptions::default() });
+    let mut b = TableBuilder::new(id, BuilderOptions::default().with_block_size(512));
     for i in 0..400u32 {
         for version in [30u64, 20, 10] {
             let value = format!("{i}@{version}");

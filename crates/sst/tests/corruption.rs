@@ -34,12 +34,10 @@ fn model() -> Model {
 fn build(m: &Model, compression: Compression) -> Bytes {
     let mut b = TableBuilder::new(
         FileId(9),
-        BuilderOptions {
-            block_size: 120,
-            compression,
-            checksum: ChecksumType::Crc32c,
-            ..BuilderOptions::default()
-        },
+        BuilderOptions::default()
+            .with_block_size(120)
+            .with_compression(compression)
+            .with_checksum(ChecksumType::Crc32c),
     );
     for (k, vs) in m {
         for (ver, val) in vs {
@@ -204,11 +202,7 @@ fn typed_errors_name_kind_and_offset() {
 #[test]
 fn l0_flips_give_an_error_or_correct_data() {
     let m = model();
-    let mut b = L0Builder::new(
-        FileId(4),
-        777,
-        BuilderOptions { block_size: 100, ..BuilderOptions::default() },
-    );
+    let mut b = L0Builder::new(FileId(4), 777, BuilderOptions::default().with_block_size(100));
     for cf in [CF_WRITE, CF_LOCK] {
         for (k, vs) in &m {
             for (ver, val) in vs {

@@ -62,11 +62,11 @@ fn options_strategy() -> impl Strategy<Value = BuilderOptions> {
         prop::sample::select(vec![ChecksumType::Crc32c, ChecksumType::None, ChecksumType::Crc32]),
         32usize..2048,
     )
-        .prop_map(|(compression, checksum, block_size)| BuilderOptions {
-            block_size,
-            compression,
-            checksum,
-            ..BuilderOptions::default()
+        .prop_map(|(compression, checksum, block_size)| {
+            BuilderOptions::default()
+                .with_block_size(block_size)
+                .with_compression(compression)
+                .with_checksum(checksum)
         })
 }
 
@@ -207,7 +207,7 @@ proptest! {
         lock in model_strategy(),
         snap_version in any::<u64>(),
     ) {
-        let mut b = L0Builder::new(FileId(5), snap_version, BuilderOptions { block_size: 256, ..BuilderOptions::default() });
+        let mut b = L0Builder::new(FileId(5), snap_version, BuilderOptions::default().with_block_size(256));
         for (cf, m) in [(CF_WRITE, &write), (CF_LOCK, &lock)] {
             for (k, vs) in m {
                 for v in vs {
@@ -277,10 +277,7 @@ fn per_level_compression_follows_upstream() {
 
 #[test]
 fn range_blocks_size_sums_the_overlapping_blocks() {
-    let mut b = TableBuilder::new(
-        FileId(2),
-        BuilderOptions { block_size: 256, ..BuilderOptions::default() },
-    );
+    let mut b = TableBuilder::new(FileId(2), BuilderOptions::default().with_block_size(256));
     for i in 0..500u32 {
         let v = NewValue { meta: 0, version: 1, user_meta: &[], value: &[7; 40] };
         b.add(format!("k{i:04}").as_bytes(), &v).unwrap();

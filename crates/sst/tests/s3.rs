@@ -105,33 +105,26 @@ async fn start_server(tag: &str) -> Server {
 }
 
 fn config(server: &Server, secret: &str, retries: usize, timeout: Duration) -> StoreConfig {
-    StoreConfig {
-        backend: Backend::S3,
-        endpoint: Some(format!("http://{}", server.addr)),
-        bucket: BUCKET.into(),
-        region: "us-east-1".into(),
-        access_key_id: Some(ACCESS_KEY.into()),
-        secret_access_key: Some(secret.into()),
-        prefix: "cluster-1".into(),
-        connect_timeout: Duration::from_secs(2),
-        request_timeout: timeout,
-        max_retries: retries,
-        retry_init_backoff: Duration::from_millis(10),
-        retry_max_backoff: Duration::from_millis(50),
-        retry_timeout: Duration::from_secs(20),
-        allow_http: true,
-        ..StoreConfig::default()
-    }
+    StoreConfig::default()
+        .with_backend(Backend::S3)
+        .with_endpoint(format!("http://{}", server.addr))
+        .with_bucket(BUCKET)
+        .with_region("us-east-1")
+        .with_credentials(ACCESS_KEY, secret)
+        .with_prefix("cluster-1")
+        .with_connect_timeout(Duration::from_secs(2))
+        .with_request_timeout(timeout)
+        .with_max_retries(retries)
+        .with_retry_init_backoff(Duration::from_millis(10))
+        .with_retry_max_backoff(Duration::from_millis(50))
+        .with_retry_timeout(Duration::from_secs(20))
+        .with_allow_http(true)
 }
 
 fn sample_table(id: FileId) -> Bytes {
     let mut b = TableBuilder::new(
         id,
-        BuilderOptions {
-            block_size: 4 << 10,
-            compression: Compression::Lz4,
-            ..BuilderOptions::default()
-        },
+        BuilderOptions::default().with_block_size(4 << 10).with_compression(Compression::Lz4),
     );
     for i in 0..3000u32 {
         let key = format!("t_r{i:08}");
@@ -188,11 +181,7 @@ async fn ranged_reads_open_and_prefetch_against_s3s() {
         MetaCache::new(8 << 20),
         // open_read_size below the file size: s3s-fs cannot serve a suffix range longer than
         // the object (real S3 returns the whole object).
-        ReaderOptions {
-            max_read_size: 16 << 10,
-            open_read_size: 64 << 10,
-            ..ReaderOptions::default()
-        },
+        ReaderOptions::default().with_max_read_size(16 << 10).with_open_read_size(64 << 10),
     );
     let meta = reader.open(id, None).await.unwrap();
     assert_eq!(meta.properties().entries, 3000);
@@ -244,7 +233,7 @@ async fn ranged_reads_open_and_prefetch_against_s3s() {
         store.clone(),
         BlockCache::new(1 << 20),
         MetaCache::new(1 << 20),
-        ReaderOptions { open_read_size: 64, ..ReaderOptions::default() },
+        ReaderOptions::default().with_open_read_size(64),
     );
     let gets = store.stats().gets;
     reader3.open(id, None).await.unwrap();

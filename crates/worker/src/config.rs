@@ -40,8 +40,22 @@ pub const THREAD_POOL_SIZE_FACTOR_RANGE: (f64, f64) = (1.0, 8.0);
 /// [worker-limiter]
 /// global-concurrency-factor = 6.0
 /// ```
+///
+/// Non-exhaustive: outside this crate, start from [`WorkerConfig::default`] (or
+/// [`WorkerConfig::from_toml`]) and adjust with the `with_*` setters or the public fields.
+///
+/// ```
+/// use std::net::SocketAddr;
+/// use rcop_worker::{DfsConfig, WorkerConfig};
+///
+/// let config = WorkerConfig::default()
+///     .with_addr(SocketAddr::from(([127, 0, 0, 1], 0)))
+///     .with_dfs(DfsConfig::local("/var/lib/rcop/sst").with_prefix("cluster-1"));
+/// assert_eq!(config.dfs.prefix, "cluster-1");
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, rename_all = "kebab-case", deny_unknown_fields)]
+#[non_exhaustive]
 pub struct WorkerConfig {
     /// Address to listen on; port 0 picks a free port.
     pub addr: SocketAddr,
@@ -75,6 +89,55 @@ impl Default for WorkerConfig {
 }
 
 impl WorkerConfig {
+    /// Sets [`addr`](Self::addr).
+    #[must_use]
+    pub fn with_addr(mut self, addr: SocketAddr) -> Self {
+        self.addr = addr;
+        self
+    }
+
+    /// Sets [`dfs`](Self::dfs).
+    #[must_use]
+    pub fn with_dfs(mut self, dfs: DfsConfig) -> Self {
+        self.dfs = dfs;
+        self
+    }
+
+    /// Sets [`cop_block_cache_size`](Self::cop_block_cache_size).
+    #[must_use]
+    pub fn with_cop_block_cache_size(mut self, size: impl Into<MemoryThreshold>) -> Self {
+        self.cop_block_cache_size = size.into();
+        self
+    }
+
+    /// Sets [`cop_max_resp_size`](Self::cop_max_resp_size).
+    #[must_use]
+    pub fn with_cop_max_resp_size(mut self, size: ReadableSize) -> Self {
+        self.cop_max_resp_size = size;
+        self
+    }
+
+    /// Sets [`max_request_size`](Self::max_request_size).
+    #[must_use]
+    pub fn with_max_request_size(mut self, size: ReadableSize) -> Self {
+        self.max_request_size = size;
+        self
+    }
+
+    /// Sets [`thread_pool_size_factor`](Self::thread_pool_size_factor).
+    #[must_use]
+    pub fn with_thread_pool_size_factor(mut self, factor: f64) -> Self {
+        self.thread_pool_size_factor = factor;
+        self
+    }
+
+    /// Sets [`limiter`](Self::limiter).
+    #[must_use]
+    pub fn with_limiter(mut self, limiter: LimiterConfig) -> Self {
+        self.limiter = limiter;
+        self
+    }
+
     /// Parses a TOML document; unknown keys are errors.
     ///
     /// # Errors
@@ -142,8 +205,22 @@ pub enum DfsBackend {
 /// `[dfs]`: where the SST and L0 files live (upstream's DFS section).
 ///
 /// Credentials are never printed by `Debug`.
+///
+/// Non-exhaustive: outside this crate, start from [`DfsConfig::local`], [`DfsConfig::s3`] or
+/// [`DfsConfig::default`] and adjust with the `with_*` setters or the public fields.
+///
+/// ```
+/// use rcop_worker::DfsConfig;
+///
+/// let dfs = DfsConfig::s3("rcop")
+///     .with_s3_endpoint("http://127.0.0.1:9000")
+///     .with_credentials("access", "secret")
+///     .with_prefix("cluster-1");
+/// assert!(dfs.validate().is_ok());
+/// ```
 #[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, rename_all = "kebab-case", deny_unknown_fields)]
+#[non_exhaustive]
 pub struct DfsConfig {
     /// `local` or `s3`.
     pub backend: DfsBackend,
@@ -198,6 +275,46 @@ impl DfsConfig {
         DfsConfig { backend: DfsBackend::Local, root: root.into(), ..DfsConfig::default() }
     }
 
+    /// An S3 store in `bucket` (AWS unless [`with_s3_endpoint`](Self::with_s3_endpoint) names
+    /// another endpoint; credentials from the environment unless
+    /// [`with_credentials`](Self::with_credentials) sets them).
+    pub fn s3(bucket: impl Into<String>) -> Self {
+        DfsConfig { backend: DfsBackend::S3, bucket: bucket.into(), ..DfsConfig::default() }
+    }
+
+    /// Sets [`prefix`](Self::prefix).
+    #[must_use]
+    pub fn with_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into();
+        self
+    }
+
+    /// Sets [`s3_endpoint`](Self::s3_endpoint).
+    #[must_use]
+    pub fn with_s3_endpoint(mut self, endpoint: impl Into<String>) -> Self {
+        self.s3_endpoint = endpoint.into();
+        self
+    }
+
+    /// Sets [`region`](Self::region).
+    #[must_use]
+    pub fn with_region(mut self, region: impl Into<String>) -> Self {
+        self.region = region.into();
+        self
+    }
+
+    /// Sets [`key_id`](Self::key_id) and [`secret_key`](Self::secret_key).
+    #[must_use]
+    pub fn with_credentials(
+        mut self,
+        key_id: impl Into<String>,
+        secret_key: impl Into<String>,
+    ) -> Self {
+        self.key_id = key_id.into();
+        self.secret_key = secret_key.into();
+        self
+    }
+
     /// Checks the keys the backend needs.
     ///
     /// # Errors
@@ -225,17 +342,16 @@ impl DfsConfig {
             DfsBackend::Local => Backend::Local { root: self.root.clone() },
             DfsBackend::S3 => Backend::S3,
         };
-        StoreConfig {
-            backend,
-            endpoint: non_empty(&self.s3_endpoint),
-            bucket: self.bucket.clone(),
-            region: self.region.clone(),
-            access_key_id: non_empty(&self.key_id),
-            secret_access_key: non_empty(&self.secret_key),
-            prefix: self.prefix.clone(),
-            allow_http: self.s3_endpoint.starts_with("http://"),
-            ..StoreConfig::default()
-        }
+        let mut cfg = StoreConfig::default()
+            .with_backend(backend)
+            .with_bucket(self.bucket.clone())
+            .with_region(self.region.clone())
+            .with_prefix(self.prefix.clone())
+            .with_allow_http(self.s3_endpoint.starts_with("http://"));
+        cfg.endpoint = non_empty(&self.s3_endpoint);
+        cfg.access_key_id = non_empty(&self.key_id);
+        cfg.secret_access_key = non_empty(&self.secret_key);
+        cfg
     }
 }
 

@@ -8,7 +8,10 @@ use rcop_snap::Scanner;
 use rcop_sst::BlockSource;
 
 /// Scan counters of one request, as upstream fills `scan_detail_v2`.
+///
+/// Non-exhaustive: start from [`ScanStats::default`] to make one outside this crate.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ScanStats {
     /// Visible pairs handed to the executor (upstream's `write.processed_keys`).
     pub processed_keys: u64,

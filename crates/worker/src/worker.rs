@@ -28,7 +28,10 @@ pub const SIZE_DISCOUNT_PERCENT: u64 = 50;
 const MIN_META_CACHE_BYTES: u64 = 8 << 20;
 
 /// An HTTP-independent reply: status, optional content type, body.
+///
+/// Non-exhaustive: build one with [`Reply::new`] or [`Reply::text`].
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Reply {
     /// HTTP status code.
     pub status: u16,
@@ -39,6 +42,11 @@ pub struct Reply {
 }
 
 impl Reply {
+    /// A reply with the given status, content type and body.
+    pub fn new(status: u16, content_type: Option<&'static str>, body: impl Into<Bytes>) -> Self {
+        Reply { status, content_type, body: body.into() }
+    }
+
     /// A plain-text reply.
     pub fn text(status: u16, text: impl Into<String>) -> Self {
         Reply {
@@ -177,9 +185,10 @@ impl WorkerBuilder {
             self.meta_cache.unwrap_or_else(|| MetaCache::new(meta_bytes)),
             self.reader_options,
         );
-        let engine = Engine::new(self.engine.unwrap_or_else(|| EngineConfig {
-            max_response_bytes: usize::try_from(config.cop_max_resp_size.0).unwrap_or(usize::MAX),
-            ..EngineConfig::default()
+        let engine = Engine::new(self.engine.unwrap_or_else(|| {
+            EngineConfig::default().with_max_response_bytes(
+                usize::try_from(config.cop_max_resp_size.0).unwrap_or(usize::MAX),
+            )
         }));
         let threads = self.compute_threads.unwrap_or_else(|| config.compute_threads(cores));
         let pool = ComputePool::new(threads)?;

@@ -80,10 +80,7 @@ fn row(c1: i64, c2: i64) -> Vec<u8> {
 }
 
 fn memory_store() -> Arc<SstStore> {
-    Arc::new(
-        SstStore::from_config(&StoreConfig { backend: Backend::Memory, ..StoreConfig::default() })
-            .unwrap(),
-    )
+    Arc::new(SstStore::from_config(&StoreConfig::default().with_backend(Backend::Memory)).unwrap())
 }
 
 /// A shard of keyspace 1 whose rows sit in L1 SSTs, an L0 file and the memtable, with
@@ -260,8 +257,7 @@ fn run_locally(
 ) -> coprocessor::Response {
     let snap = shard.snapshot();
     let mut scan = SnapScan::new(snap.scanner(req.start_ts));
-    Engine::new(EngineConfig { max_response_bytes: max_resp, ..EngineConfig::default() })
-        .handle(req, &mut scan)
+    Engine::new(EngineConfig::default().with_max_response_bytes(max_resp)).handle(req, &mut scan)
 }
 
 fn test_config() -> WorkerConfig {

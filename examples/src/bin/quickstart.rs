@@ -65,12 +65,10 @@ async fn run(args: Args) -> anyhow::Result<()> {
     println!("object store: local directory {}", root.display());
 
     // Worker on an ephemeral loopback port.
-    let worker_cfg = WorkerConfig {
-        addr: SocketAddr::from(([127, 0, 0, 1], 0)),
-        dfs: dfs.clone(),
-        cop_block_cache_size: ReadableSize(256 << 20).into(),
-        ..WorkerConfig::default()
-    };
+    let worker_cfg = WorkerConfig::default()
+        .with_addr(SocketAddr::from(([127, 0, 0, 1], 0)))
+        .with_dfs(dfs.clone())
+        .with_cop_block_cache_size(ReadableSize(256 << 20));
     let worker = Worker::builder(worker_cfg).build()?.bind().await?.spawn();
     println!("worker listening on {}", worker.local_addr());
 

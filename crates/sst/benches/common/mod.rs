@@ -6,7 +6,7 @@ use rcop_sst::{BuilderOptions, Compression, FileId, NewValue, TableBuilder};
 /// A table of `n` keys with 100-byte values in 64 KiB blocks.
 pub fn table(n: u32, compression: Compression) -> Bytes {
     let mut b =
-        TableBuilder::new(FileId(1), BuilderOptions { compression, ..BuilderOptions::default() });
+        TableBuilder::new(FileId(1), BuilderOptions::default().with_compression(compression));
     let mut x = 0x9e37_79b9_7f4a_7c15u64;
     let mut value = [0u8; 100];
     for i in 0..n {
