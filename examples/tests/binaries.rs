@@ -61,35 +61,39 @@ fn http(addr: &str, method: &str, path: &str, body: &[u8]) -> (u16, Vec<u8>) {
     (status, out[head_end + 4..].to_vec())
 }
 
-#[test]
-fn storage_node_offloads_to_a_worker_process_and_answers_like_local() {
+/// A worker process and a storage-node process (TPC-H lineitem at SF 0.002, 300 rows left in
+/// the memtable) sharing a local-directory store, plus the same data loaded in this process
+/// for reference answers. `worker_extra` / `node_extra` are added to their configs.
+struct Cluster {
+    _dir: tempfile::TempDir,
+    _children: Children,
+    worker: String,
+    node: String,
+    local: rcop_examples::StorageNode,
+}
+
+fn cluster(worker_extra: &str, node_extra: &str) -> Cluster {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("sst");
     let mut children = Children(Vec::new());
     let worker_cfg = dir.path().join("worker.toml");
     std::fs::write(
         &worker_cfg,
-        format!(
-            "addr = \"127.0.0.1:0\"\ncop-block-cache-size = \"32MiB\"\n[dfs]\nroot = {root:?}\n"
-        ),
+        format!("addr = \"127.0.0.1:0\"\n{worker_extra}\n[dfs]\nroot = {root:?}\n"),
     )
     .unwrap();
     let worker = spawn(env!("CARGO_BIN_EXE_rcop-worker"), &worker_cfg, &mut children);
-
     let node_cfg = dir.path().join("node.toml");
     std::fs::write(
         &node_cfg,
         format!(
             "addr = \"127.0.0.1:0\"\nkeyspace-id = 1\n[dfs]\nroot = {root:?}\n\
-             [kvengine]\nremote-coprocessor-addr = \"http://{worker}\"\n\
-             remote-coprocessor-min-blocks-size = \"256KiB\"\n\
+             [kvengine]\nremote-coprocessor-addr = \"http://{worker}\"\n{node_extra}\n\
              [[load]]\nsource = \"tpch\"\ntable = \"lineitem\"\nscale-factor = 0.002\nmemtable-tail = 300\n"
         ),
     )
     .unwrap();
     let node = spawn(env!("CARGO_BIN_EXE_rcop-storage-node"), &node_cfg, &mut children);
-
-    // The same data loaded in this process, executed locally: the reference answers.
     let reference = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let store = std::sync::Arc::new(
         rcop_sst::SstStore::from_config(
@@ -102,12 +106,21 @@ fn storage_node_offloads_to_a_worker_process_and_answers_like_local() {
     let spec =
         rcop_examples::LoadSpec { scale_factor: 0.002, memtable_tail: 300, ..Default::default() };
     reference.block_on(local.load(&spec, dags::tso_now(), |_| {})).unwrap();
+    Cluster { _dir: dir, _children: children, worker, node, local }
+}
 
+#[test]
+fn storage_node_offloads_to_a_worker_process_and_answers_like_local() {
+    let Cluster { worker, node, local, .. } = &cluster(
+        "cop-block-cache-size = \"32MiB\"",
+        "remote-coprocessor-min-blocks-size = \"256KiB\"",
+    );
+    let (worker, node) = (worker.as_str(), node.as_str());
     let prefix = rcop_examples::tpch::keyspace_prefix(1).unwrap();
     let mut answers = Vec::new();
     for query in [dags::q6().unwrap(), dags::selective().unwrap()] {
         let req = dags::request(&query, 1, &prefix, 1, dags::tso_now());
-        let (status, body) = http(&node, "POST", "/coprocessor", &req.encode_to_vec());
+        let (status, body) = http(node, "POST", "/coprocessor", &req.encode_to_vec());
         assert_eq!(status, 200);
         let resp = coprocessor::Response::decode(body.as_slice()).unwrap();
         assert!(resp.other_error.is_empty() && resp.region_error.is_none(), "{resp:?}");
@@ -119,16 +132,16 @@ fn storage_node_offloads_to_a_worker_process_and_answers_like_local() {
     }
     // Q6 returns one row; the selective scan a few.
     assert_eq!(answers[0].chunks.iter().filter(|c| c.rows_data.is_some()).count(), 1);
-    let (_, metrics) = http(&node, "GET", "/metrics", b"");
+    let (_, metrics) = http(node, "GET", "/metrics", b"");
     let metrics = String::from_utf8(metrics).unwrap();
     assert!(metrics.contains("rcop_offload_requests_total{path=\"remote\"} 1"), "{metrics}");
     assert!(metrics.contains("rcop_offload_requests_total{path=\"local\"} 1"));
-    let (_, worker_metrics) = http(&worker, "GET", "/metrics", b"");
+    let (_, worker_metrics) = http(worker, "GET", "/metrics", b"");
     let worker_metrics = String::from_utf8(worker_metrics).unwrap();
     assert!(worker_metrics.contains("tikv_worker_remote_cop_dag_request_counter 1"));
     // A malformed request to the node is a 400, and the node keeps serving.
-    assert_eq!(http(&node, "POST", "/coprocessor", b"\xff\xff\xff").0, 400);
-    assert_eq!(http(&node, "GET", "/healthz", b"").0, 200);
+    assert_eq!(http(node, "POST", "/coprocessor", b"\xff\xff\xff").0, 400);
+    assert_eq!(http(node, "GET", "/healthz", b"").0, 200);
 }
 
 /// The rows of a TypeDefault response, whatever its chunking.
@@ -151,46 +164,15 @@ fn metric(metrics: &str, series: &str) -> u64 {
 /// worker's `cop-max-resp-size` comes back whole, not cut at the first page.
 #[test]
 fn unsupported_dags_stay_local_and_non_paging_answers_come_back_whole() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("sst");
-    let mut children = Children(Vec::new());
-    let worker_cfg = dir.path().join("worker.toml");
-    std::fs::write(
-        &worker_cfg,
-        format!("addr = \"127.0.0.1:0\"\ncop-max-resp-size = \"64KiB\"\n[dfs]\nroot = {root:?}\n"),
-    )
-    .unwrap();
-    let worker = spawn(env!("CARGO_BIN_EXE_rcop-worker"), &worker_cfg, &mut children);
-    let node_cfg = dir.path().join("node.toml");
-    std::fs::write(
-        &node_cfg,
-        format!(
-            "addr = \"127.0.0.1:0\"\nkeyspace-id = 1\n[dfs]\nroot = {root:?}\n\
-             [kvengine]\nremote-coprocessor-addr = \"http://{worker}\"\n\
-             remote-coprocessor-min-blocks-size = \"64KiB\"\n\
-             [[load]]\nsource = \"tpch\"\ntable = \"lineitem\"\nscale-factor = 0.002\nmemtable-tail = 300\n"
-        ),
-    )
-    .unwrap();
-    let node = spawn(env!("CARGO_BIN_EXE_rcop-storage-node"), &node_cfg, &mut children);
-    let reference = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let store = std::sync::Arc::new(
-        rcop_sst::SstStore::from_config(
-            &rcop_sst::StoreConfig::default().with_backend(rcop_sst::Backend::Memory),
-        )
-        .unwrap(),
-    );
-    let local =
-        rcop_examples::StorageNode::new(&rcop_examples::NodeConfig::default(), store).unwrap();
-    let spec =
-        rcop_examples::LoadSpec { scale_factor: 0.002, memtable_tail: 300, ..Default::default() };
-    reference.block_on(local.load(&spec, dags::tso_now(), |_| {})).unwrap();
+    let Cluster { worker, node, local, .. } =
+        &cluster("cop-max-resp-size = \"64KiB\"", "remote-coprocessor-min-blocks-size = \"64KiB\"");
+    let (worker, node) = (worker.as_str(), node.as_str());
     let prefix = rcop_examples::tpch::keyspace_prefix(1).unwrap();
 
     // The wide scan: ~12,000 rows of four columns, several 64 KiB pages.
     let req = dags::request(&dags::wide_scan(), 1, &prefix, 1, dags::tso_now());
     assert_eq!(req.paging_size, 0, "a non-paging request");
-    let (status, body) = http(&node, "POST", "/coprocessor", &req.encode_to_vec());
+    let (status, body) = http(node, "POST", "/coprocessor", &req.encode_to_vec());
     assert_eq!(status, 200);
     let resp = coprocessor::Response::decode(body.as_slice()).unwrap();
     assert!(resp.other_error.is_empty() && resp.region_error.is_none(), "{resp:?}");
@@ -206,12 +188,12 @@ fn unsupported_dags_stay_local_and_non_paging_answers_come_back_whole() {
 
     // REGEXP: the worker cannot run it, so the node does.
     let req = dags::request(&dags::regexp_filter(), 1, &prefix, 1, dags::tso_now());
-    let (status, body) = http(&node, "POST", "/coprocessor", &req.encode_to_vec());
+    let (status, body) = http(node, "POST", "/coprocessor", &req.encode_to_vec());
     assert_eq!(status, 200);
     let resp = coprocessor::Response::decode(body.as_slice()).unwrap();
     assert_eq!(resp.data, local.execute_local(&req).data);
 
-    let (_, metrics) = http(&node, "GET", "/metrics", b"");
+    let (_, metrics) = http(node, "GET", "/metrics", b"");
     let metrics = String::from_utf8(metrics).unwrap();
     assert!(metric(&metrics, "rcop_offload_resumed_pages_total") >= 3, "{metrics}");
     assert_eq!(
@@ -220,7 +202,7 @@ fn unsupported_dags_stay_local_and_non_paging_answers_come_back_whole() {
         "{metrics}"
     );
     assert_eq!(metric(&metrics, "rcop_offload_requests_total{path=\"remote\"}"), 1);
-    let (_, worker_metrics) = http(&worker, "GET", "/metrics", b"");
+    let (_, worker_metrics) = http(worker, "GET", "/metrics", b"");
     let worker_metrics = String::from_utf8(worker_metrics).unwrap();
     let pages = metric(&metrics, "rcop_offload_resumed_pages_total") + 1;
     assert_eq!(metric(&worker_metrics, "tikv_worker_remote_cop_dag_request_counter"), pages);

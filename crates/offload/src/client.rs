@@ -1,7 +1,7 @@
 //! Sends envelopes to workers through a [`Transport`]: worker order, retries with backoff,
 //! failover and upstream's classification of the answer.
 
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -14,6 +14,7 @@ use crate::config::Config;
 use crate::error::{Error, RemoteError};
 use crate::metrics::Metrics;
 use crate::routing::{RoutingKey, rendezvous_order};
+use crate::swap::Swap;
 use crate::transport::{Post, Transport, TransportError};
 
 /// Bytes of a non-protobuf error body kept in an error message.
@@ -82,7 +83,7 @@ impl Settings {
 #[derive(Debug)]
 pub struct RemoteClient {
     transport: Arc<dyn Transport>,
-    settings: RwLock<Arc<Settings>>,
+    settings: Swap<Settings>,
     metrics: Option<Metrics>,
 }
 
@@ -94,7 +95,7 @@ impl RemoteClient {
     /// [`Error::Config`] for bad worker URLs or other invalid values.
     pub fn new(config: &Config, transport: Arc<dyn Transport>) -> Result<RemoteClient, Error> {
         let settings = Settings::from_config(config)?;
-        Ok(RemoteClient { transport, settings: RwLock::new(Arc::new(settings)), metrics: None })
+        Ok(RemoteClient { transport, settings: Swap::new(settings), metrics: None })
     }
 
     /// Counts failed attempts in `metrics.request_error`.
@@ -109,19 +110,13 @@ impl RemoteClient {
     ///
     /// [`Error::Config`]; the old settings stay.
     pub fn update(&self, config: &Config) -> Result<(), Error> {
-        let settings = Arc::new(Settings::from_config(config)?);
-        match self.settings.write() {
-            Ok(mut s) => *s = settings,
-            Err(poisoned) => *poisoned.into_inner() = settings,
-        }
+        let settings = Settings::from_config(config)?;
+        self.settings.store(settings);
         Ok(())
     }
 
     fn settings(&self) -> Arc<Settings> {
-        match self.settings.read() {
-            Ok(s) => s.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        }
+        self.settings.load()
     }
 
     /// The worker URLs, in configuration order.

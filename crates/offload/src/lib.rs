@@ -89,6 +89,7 @@ mod pattern;
 mod routing;
 mod shard;
 mod source;
+mod swap;
 mod transport;
 
 pub use crate::backoff::Backoff;

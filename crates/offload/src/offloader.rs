@@ -1,8 +1,8 @@
 //! The storage node's entry point: decide, export, send, classify, assemble.
 
 use std::fmt;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -22,6 +22,7 @@ use crate::metrics::Metrics;
 use crate::pattern::{PatternStats, RemotePattern, Sample};
 use crate::routing::RoutingKey;
 use crate::source::{Clock, SnapshotSource, SystemClock};
+use crate::swap::Swap;
 use crate::transport::Transport;
 
 /// What the storage node does with a request, as decided by [`Offloader::dispatch`].
@@ -190,7 +191,7 @@ impl<'r> Builder<'r> {
             client.set_metrics(m.clone());
         }
         Ok(Offloader {
-            settings: RwLock::new(Arc::new(Settings::from_config(&self.config))),
+            settings: Swap::new(Settings::from_config(&self.config)),
             stats: PatternStats::new(),
             client,
             engine: rcop_exec::Engine::new(self.engine),
@@ -261,7 +262,7 @@ impl Settings {
 /// requests should be dispatched; streaming requests are not offloaded.
 #[derive(Debug)]
 pub struct Offloader {
-    settings: RwLock<Arc<Settings>>,
+    settings: Swap<Settings>,
     stats: PatternStats,
     client: RemoteClient,
     engine: rcop_exec::Engine,
@@ -294,19 +295,13 @@ impl Offloader {
     /// [`Error::Config`]; nothing changes then.
     pub fn update(&self, config: &Config) -> Result<(), Error> {
         self.client.update(config)?;
-        let settings = Arc::new(Settings::from_config(config));
-        match self.settings.write() {
-            Ok(mut s) => *s = settings,
-            Err(poisoned) => *poisoned.into_inner() = settings,
-        }
+        let settings = Settings::from_config(config);
+        self.settings.store(settings);
         Ok(())
     }
 
     fn settings(&self) -> Arc<Settings> {
-        match self.settings.read() {
-            Ok(s) => s.clone(),
-            Err(poisoned) => poisoned.into_inner().clone(),
-        }
+        self.settings.load()
     }
 
     /// The decision rules in force.
