@@ -99,9 +99,10 @@ impl Resume {
         Ok(Some((Request { data, ranges: rest, ..base.clone() }, finished)))
     }
 
-    /// Output columns of the DAG.
-    pub(crate) fn output_columns(&self) -> usize {
-        self.output_columns
+    /// The DAG's output columns when the rows returned must be counted (to lower a Limit);
+    /// `None` when nothing reads the count, so pages are not walked for it.
+    pub(crate) fn counted_columns(&self) -> Option<usize> {
+        (!self.limits.is_empty()).then_some(self.output_columns)
     }
 }
 
@@ -148,7 +149,7 @@ pub(crate) struct Assembled {
     select: SelectResponse,
     /// Encoded bytes of the pages' `SelectResponse`s so far.
     pub(crate) bytes: u64,
-    /// Rows returned so far.
+    /// Rows returned so far (counted only when a Limit needs it, else 0).
     pub(crate) rows: u64,
     /// Index of the first original range the next page's `output_counts` describe.
     offset: usize,
@@ -160,12 +161,12 @@ impl Assembled {
     pub(crate) fn new(
         mut first: Response,
         dag: &DagRequest,
-        output_columns: usize,
+        counted_columns: Option<usize>,
     ) -> Result<Assembled, String> {
         let data = std::mem::take(&mut first.data);
         let bytes = data.len() as u64;
         let select = SelectResponse::decode(data).map_err(|e| format!("page 1: {e}"))?;
-        let rows = rcop_exec::count_rows(&select, output_columns).map_err(|e| e.to_string())?;
+        let rows = count(&select, counted_columns)?;
         first.range = None;
         let max_warnings = dag.max_warning_count.map_or(64, |n| usize::try_from(n).unwrap_or(64));
         Ok(Assembled { first, select, bytes, rows, offset: 0, max_warnings })
@@ -177,11 +178,11 @@ impl Assembled {
         &mut self,
         page: &Response,
         finished: usize,
-        output_columns: usize,
+        counted_columns: Option<usize>,
     ) -> Result<(), String> {
         let part = SelectResponse::decode(page.data.clone()).map_err(|e| e.to_string())?;
         self.bytes += page.data.len() as u64;
-        self.rows += rcop_exec::count_rows(&part, output_columns).map_err(|e| e.to_string())?;
+        self.rows += count(&part, counted_columns)?;
         self.offset += finished;
         merge_select(&mut self.select, part, self.offset, self.max_warnings);
         if let Some(d) = &page.exec_details_v2 {
@@ -195,6 +196,11 @@ impl Assembled {
         self.first.data = Bytes::from(self.select.encode_to_vec());
         self.first
     }
+}
+
+/// The rows of `select` when `columns` says they are counted, else 0.
+fn count(select: &SelectResponse, columns: Option<usize>) -> Result<u64, String> {
+    columns.map_or(Ok(0), |n| rcop_exec::count_rows(select, n).map_err(|e| e.to_string()))
 }
 
 /// Appends `part` to `into`: chunks after chunks, per-range counts aligned at `offset`,

@@ -550,7 +550,7 @@ impl Offloader {
         let mut attempts = first.attempts;
         let mut range = first.response.range.clone();
         let mut ranges = request.ranges.clone();
-        let mut whole = Assembled::new(first.response, &dag, resume.output_columns())
+        let mut whole = Assembled::new(first.response, &dag, resume.counted_columns())
             .map_err(|r| unresumable(&worker, r))?;
         let mut pages = 1u32;
         let base = forwarded_request(request);
@@ -592,15 +592,17 @@ impl Offloader {
                 });
             }
             range = reply.response.range.clone();
-            whole
-                .push(&reply.response, finished, resume.output_columns())
+            // Decoding the page (and counting its rows for a Limit) is CPU work.
+            cpu_bound(|| whole.push(&reply.response, finished, resume.counted_columns()))
                 .map_err(|r| unresumable(&reply.worker, r))?;
             ranges = next.ranges;
         }
         if whole.bytes > limit {
             return Err(RemoteError::AnswerTooLarge { limit });
         }
-        Ok(Completed { answer: Answer::decoded(whole.finish()), worker, attempts, pages })
+        // Encoding the whole answer (up to the size bound) is CPU work too.
+        let answer = Answer::decoded(cpu_bound(|| whole.finish()));
+        Ok(Completed { answer, worker, attempts, pages })
     }
 
     fn fallback(&self, error: RemoteError, pattern: Option<RemotePattern>) -> Dispatch {
