@@ -1,8 +1,8 @@
 //! What the engine can run: the check a storage node makes before offloading a DAG, and the
 //! listing of everything the engine supports.
 //!
-//! Both read the tables the builder itself uses — [`EXECUTORS`], the scalar signature table
-//! ([`crate::expr::sig::signature`]), the aggregate table, [`FieldType::eval_type`] and
+//! Both read the tables the builder itself uses — [`EXECUTORS`], the scalar function registry
+//! ([`crate::expr::registry`]), the aggregate table, [`FieldType::eval_type`] and
 //! [`Collation::from_id`] — so what is listed, what the check accepts and what the engine
 //! runs cannot drift apart.
 

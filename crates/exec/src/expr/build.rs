@@ -9,6 +9,7 @@ use crate::column::Scalar;
 use crate::ctx::EvalConfig;
 use crate::error::{Error, Feature, Result};
 use crate::expr::like::LikePattern;
+use crate::expr::registry::FnDef;
 use crate::expr::sig;
 use crate::types::{Collation, EvalType, FieldType};
 
@@ -42,6 +43,8 @@ pub enum NodeKind {
 pub struct Func {
     /// The tipb `ScalarFuncSig` value.
     pub sig: i32,
+    /// The signature's registry entry (its kernel among it).
+    pub def: &'static FnDef,
     /// The arguments.
     pub children: Vec<Node>,
     /// Per-call metadata built once.
@@ -139,32 +142,16 @@ fn build_at(
                 children.push(build_at(c, schema, cfg, max_depth, depth + 1)?);
             }
             let ets: Vec<EvalType> = children.iter().map(|c| c.et).collect();
-            let et = sig::check(s, &ets)?;
-            let meta = build_meta(s, &ft, &children)?;
-            Ok(Node { kind: NodeKind::Func(Box::new(Func { sig: s, children, meta })), ft, et })
+            let def = sig::check(s, &ets)?;
+            let meta = match def.meta {
+                Some(m) => m(&ft, &children)?,
+                None => Meta::None,
+            };
+            let func = Func { sig: s, def, children, meta };
+            Ok(Node { kind: NodeKind::Func(Box::new(func)), ft, et: def.ret })
         }
         _ => Err(Error::unsupported(Feature::ExprType, expr_type_name(tp))),
     }
-}
-
-fn build_meta(s: i32, ft: &FieldType, children: &[Node]) -> Result<Meta> {
-    Ok(match s {
-        sig::LIKE => {
-            let coll = ft.collation()?;
-            let pattern = children.get(1).map(|c| &c.kind);
-            let escape = children.get(2).map(|c| &c.kind);
-            match (pattern, escape) {
-                (
-                    Some(NodeKind::Const(Scalar::Bytes(p))),
-                    Some(NodeKind::Const(Scalar::Int(esc))),
-                ) => Meta::Like(Box::new(LikePattern::compile(p, *esc, ft.collate)?)),
-                _ => Meta::LikeDynamic(coll, ft.collate),
-            }
-        }
-        _ if sig::is_string_compare(s) => Meta::Collation(ft.collation()?),
-        _ if s == sig::IN_STRING => Meta::Collation(ft.collation()?),
-        _ => Meta::None,
-    })
 }
 
 fn exact<'a>(val: &'a [u8], n: usize) -> Result<Reader<'a>> {

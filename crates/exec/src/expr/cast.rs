@@ -6,9 +6,46 @@ use rcop_datum::{Decimal, Duration, Res, Time};
 use crate::column::{BytesT, DecT, DurT, IntT, RealT, TimeT, VecCol};
 use crate::ctx::EvalContext;
 use crate::error::{Error, Result};
-use crate::expr::eval::{Value, dec_res, map1};
+use crate::expr::kernel::{dec_res, map1};
+use crate::expr::registry::{Args, Call, Registry};
+use crate::expr::sig::type_at;
+use crate::expr::value::Value;
 use crate::types::{EvalType, FieldType};
 use rcop_datum::chunk::mysql_type as mt;
+
+pub(super) fn register(r: &mut Registry) {
+    for s in 1..=56 {
+        if let Some((from, to)) = cast_types(s) {
+            r.add(s, Args::same(from, 1), to, cast_kernel);
+        }
+    }
+}
+
+/// The source and target types of a CAST signature (1–55).
+pub fn cast_types(sig: i32) -> Option<(EvalType, EvalType)> {
+    if !(1..=56).contains(&sig) {
+        return None;
+    }
+    let (from, to) = if sig < 10 { (0, sig - 1) } else { (sig / 10, sig % 10) };
+    // Target order inside a decade: Int, Real, String, Decimal, Time, Duration, Json.
+    let to = match to {
+        0 => EvalType::Int,
+        1 => EvalType::Real,
+        2 => EvalType::Bytes,
+        3 => EvalType::Decimal,
+        4 => EvalType::DateTime,
+        5 => EvalType::Duration,
+        _ => return None,
+    };
+    Some((type_at(from)?, to))
+}
+
+fn cast_kernel(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
+    let Some((from, to)) = cast_types(c.func.sig) else {
+        return Err(Error::invalid("not a cast"));
+    };
+    cast(from, to, &c.arg_ft(0), c.ft, c.arg(0)?, c.n, ctx)
+}
 
 /// Casts `v` (of `from`, typed `from_ft`) to `to` typed `to_ft`.
 pub fn cast(

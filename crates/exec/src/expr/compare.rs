@@ -1,0 +1,229 @@
+//! Comparisons: `<`, `<=`, `>`, `>=`, `=`, `!=`, `<=>` over every eval type, and `IN`.
+//! String comparisons use the call's collation.
+
+use std::cmp::Ordering;
+
+use crate::column::{
+    Arg, Bitmap, BytesT, ColData, DecT, DurT, Elem, IntT, RealT, Scalar, TimeT, VecCol,
+};
+use crate::ctx::EvalContext;
+use crate::error::{Error, Result};
+use crate::expr::build::{Meta, Node};
+use crate::expr::decimal_fast;
+use crate::expr::kernel::{valid2, zip_all};
+use crate::expr::registry::{Args, Call, Registry};
+use crate::expr::sig::type_at;
+use crate::expr::value::Value;
+use crate::types::{Collation, EvalType, FieldType};
+
+/// `InString`.
+pub const IN_STRING: i32 = 4004;
+
+pub(super) fn register(r: &mut Registry) {
+    for s in 100..=166 {
+        if let Some((_, t)) = comparison(s) {
+            let def = r.add(s, Args::same(t, 2), EvalType::Int, compare_kernel);
+            if t == EvalType::Decimal {
+                def.taking_fixed();
+            }
+            if t == EvalType::Bytes {
+                def.with_meta(collation_meta);
+            }
+        }
+    }
+    // In (int, real, decimal, string, time, duration).
+    for s in 4001..=4006 {
+        if let Some(t) = type_at(s - 4001) {
+            let def = r.add(s, Args::Variadic(t), EvalType::Int, in_kernel);
+            if s == IN_STRING {
+                def.with_meta(collation_meta);
+            }
+        }
+    }
+}
+
+/// The collation a string comparison uses: the call's own (as TiKV).
+pub(super) fn collation_meta(ft: &FieldType, _: &[Node]) -> Result<Meta> {
+    Ok(Meta::Collation(ft.collation()?))
+}
+
+/// A comparison operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CmpOp {
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+    /// `=`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `<=>`
+    NullEq,
+}
+
+impl CmpOp {
+    /// The test of an [`Ordering`] this operator applies to two non-NULL values (`<=>` is
+    /// `=` there; its NULL handling is the caller's).
+    pub fn ordering_test(self) -> fn(Ordering) -> bool {
+        match self {
+            CmpOp::Lt => Ordering::is_lt,
+            CmpOp::Le => Ordering::is_le,
+            CmpOp::Gt => Ordering::is_gt,
+            CmpOp::Ge => Ordering::is_ge,
+            CmpOp::Eq | CmpOp::NullEq => Ordering::is_eq,
+            CmpOp::Ne => Ordering::is_ne,
+        }
+    }
+}
+
+/// The operator and operand type of a comparison signature (100–165).
+pub fn comparison(sig: i32) -> Option<(CmpOp, EvalType)> {
+    if !(100..=166).contains(&sig) {
+        return None;
+    }
+    let op = match sig / 10 {
+        10 => CmpOp::Lt,
+        11 => CmpOp::Le,
+        12 => CmpOp::Gt,
+        13 => CmpOp::Ge,
+        14 => CmpOp::Eq,
+        15 => CmpOp::Ne,
+        16 => CmpOp::NullEq,
+        _ => return None,
+    };
+    Some((op, type_at(sig % 10)?))
+}
+
+fn compare_kernel(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
+    let Some((op, t)) = comparison(c.func.sig) else {
+        return Err(crate::error::Error::invalid("not a comparison"));
+    };
+    let n = c.n;
+    if t == EvalType::Decimal
+        && let Some(col) = decimal_fast::compare(op, c.args, n)
+    {
+        return Ok(col);
+    }
+    let (x, y) = (c.arg(0)?.materialize(), c.arg(1)?.materialize());
+    Ok(match t {
+        EvalType::Int => {
+            let (ua, ub) = (c.arg_ft(0).is_unsigned(), c.arg_ft(1).is_unsigned());
+            compare::<IntT>(n, op, x.arg()?, y.arg()?, |p, q| cmp_int(p, ua, q, ub))
+        }
+        EvalType::Real => compare::<RealT>(n, op, x.arg()?, y.arg()?, |p, q| p.total_cmp(&q)),
+        EvalType::Decimal => compare::<DecT>(n, op, x.arg()?, y.arg()?, |p, q| p.cmp(q)),
+        EvalType::Bytes => {
+            let coll = match c.meta() {
+                Meta::Collation(c) => *c,
+                _ => Collation::Binary,
+            };
+            compare::<BytesT>(n, op, x.arg()?, y.arg()?, |p, q| coll.compare(p, q))
+        }
+        EvalType::DateTime => compare::<TimeT>(n, op, x.arg()?, y.arg()?, |p, q| p.cmp(&q)),
+        EvalType::Duration => compare::<DurT>(n, op, x.arg()?, y.arg()?, |p, q| p.cmp(&q)),
+    })
+}
+
+fn in_kernel(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
+    in_list(c.func, c.args, c.n)
+}
+
+/// Integer comparison honouring each side's signedness.
+#[inline]
+pub fn cmp_int(a: i64, a_unsigned: bool, b: i64, b_unsigned: bool) -> Ordering {
+    match (a_unsigned, b_unsigned) {
+        (false, false) => a.cmp(&b),
+        (true, true) => (a as u64).cmp(&(b as u64)),
+        (true, false) => {
+            // `a < 0` means the unsigned value is at least 2^63, above every signed value.
+            if b < 0 || a < 0 { Ordering::Greater } else { a.cmp(&b) }
+        }
+        (false, true) => cmp_int(b, true, a, false).reverse(),
+    }
+}
+
+/// A comparison kernel: every slot computed, then NULLs merged (NullEQ handles NULLs itself).
+pub fn compare<'a, E: Elem>(
+    n: usize,
+    op: CmpOp,
+    a: Arg<'a, E>,
+    b: Arg<'a, E>,
+    cmp: impl Fn(E::R<'a>, E::R<'a>) -> Ordering,
+) -> VecCol {
+    if op == CmpOp::NullEq {
+        let mut data = Vec::with_capacity(n);
+        for i in 0..n {
+            data.push(match (a.get(i), b.get(i)) {
+                (None, None) => 1,
+                (Some(x), Some(y)) => i64::from(cmp(x, y) == Ordering::Equal),
+                _ => 0,
+            });
+        }
+        return VecCol { data: ColData::Int(data), valid: Bitmap::all_valid(n) };
+    }
+    let test = op.ordering_test();
+    let data = zip_all(n, a, b, |x, y| i64::from(test(cmp(x, y))));
+    VecCol { data: ColData::Int(data), valid: valid2(n, &a, &b) }
+}
+
+fn scalar_eq(a: &Scalar, b: &Scalar, coll: Collation) -> bool {
+    match (a, b) {
+        (Scalar::Bytes(x), Scalar::Bytes(y)) => coll.compare(x, y) == Ordering::Equal,
+        (Scalar::Real(x), Scalar::Real(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+fn in_list(f: &crate::expr::build::Func, args: &[Value<'_>], n: usize) -> Result<VecCol> {
+    let coll = match f.meta {
+        Meta::Collation(c) => c,
+        _ => Collation::Binary,
+    };
+    let unsigned: Vec<bool> = f.children.iter().map(|c| c.ft.is_unsigned()).collect();
+    let mut out = VecCol::new(EvalType::Int, n);
+    for i in 0..n {
+        let Some(target) = args.first().map(|a| a.scalar_at(i)) else {
+            return Err(Error::invalid("IN without arguments"));
+        };
+        if target.is_null() {
+            out.push_null();
+            continue;
+        }
+        let mut found = false;
+        let mut saw_null = false;
+        for (k, item) in args.iter().enumerate().skip(1) {
+            let v = item.scalar_at(i);
+            let eq = match (&target, &v) {
+                (_, Scalar::Null) => {
+                    saw_null = true;
+                    false
+                }
+                (Scalar::Int(x), Scalar::Int(y)) => {
+                    let (ux, uy) = (
+                        unsigned.first().copied().unwrap_or(false),
+                        unsigned.get(k).copied().unwrap_or(false),
+                    );
+                    cmp_int(*x, ux, *y, uy) == Ordering::Equal
+                }
+                _ => scalar_eq(&target, &v, coll),
+            };
+            if eq {
+                found = true;
+                break;
+            }
+        }
+        if found {
+            IntT::push(&mut out, Some(1));
+        } else if saw_null {
+            out.push_null();
+        } else {
+            IntT::push(&mut out, Some(0));
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,255 @@
+//! The scalar function registry: one table from a tipb `ScalarFuncSig` to what the engine
+//! knows of it — the arguments it accepts, its result type, the kernel that evaluates it and
+//! the per-call metadata it needs.
+//!
+//! The builder checks calls against it and stores the entry in the built node, the evaluator
+//! calls the entry's kernel, the capability check and `--example capabilities` list it. Each
+//! function category registers its own entries (`compare`, `math`, `logic`, `control`,
+//! `string`, `cast`, …), so a function is found by its SQL name in the module of its category.
+
+use std::fmt;
+use std::sync::OnceLock;
+
+use crate::column::{Arg, Elem, VecCol};
+use crate::ctx::EvalContext;
+use crate::error::{Error, Result};
+use crate::expr::build::{Func, Meta, Node};
+use crate::expr::value::Value;
+use crate::types::{EvalType, FieldType};
+
+/// tipb's signatures are all below this.
+pub const MAX_SIG: i32 = 10_000;
+
+/// One evaluation of a call: the node, its evaluated arguments and the row count.
+#[derive(Debug)]
+pub struct Call<'c, 'b> {
+    /// The call node.
+    pub func: &'c Func,
+    /// The call's own field type (TiDB's result type).
+    pub ft: &'c FieldType,
+    /// The call's eval type.
+    pub et: EvalType,
+    /// The evaluated arguments, in order.
+    pub args: &'c [Value<'b>],
+    /// The number of logical rows.
+    pub n: usize,
+}
+
+impl<'c, 'b> Call<'c, 'b> {
+    /// Argument `i`.
+    pub fn arg(&self, i: usize) -> Result<&'c Value<'b>> {
+        self.args.get(i).ok_or_else(|| {
+            Error::invalid(format!("{}: missing argument {i}", super::sig::name(self.func.sig)))
+        })
+    }
+
+    /// Argument `i`, typed.
+    pub fn typed<E: Elem>(&self, i: usize) -> Result<Arg<'c, E>> {
+        self.arg(i)?.arg()
+    }
+
+    /// The field type of argument `i` (a plain BIGINT when absent).
+    pub fn arg_ft(&self, i: usize) -> FieldType {
+        self.func.children.get(i).map(|c| c.ft).unwrap_or(FieldType::long_long())
+    }
+
+    /// The call's metadata.
+    pub fn meta(&self) -> &'c Meta {
+        &self.func.meta
+    }
+}
+
+/// A kernel: evaluates a call over `call.n` rows.
+pub type Kernel = fn(&Call<'_, '_>, &mut EvalContext) -> Result<VecCol>;
+
+/// Builds a call's metadata from its field type and built children.
+pub type MetaBuilder = fn(&FieldType, &[Node]) -> Result<Meta>;
+
+/// The argument list a signature accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Args {
+    /// Exactly these types, in order (at most four).
+    Fixed {
+        /// The types; only the first `len` count.
+        types: [EvalType; 4],
+        /// How many arguments.
+        len: u8,
+    },
+    /// One or more arguments, all of this type.
+    Variadic(EvalType),
+    /// `CASE WHEN`: `[Int condition, value]*` pairs, then an optional else value.
+    CaseWhen(EvalType),
+}
+
+impl Args {
+    /// Exactly `types`, in order.
+    pub fn fixed(types: &[EvalType]) -> Args {
+        let mut t = [EvalType::Int; 4];
+        for (slot, ty) in t.iter_mut().zip(types) {
+            *slot = *ty;
+        }
+        Args::Fixed { types: t, len: types.len().min(4) as u8 }
+    }
+
+    /// `n` arguments of type `t`.
+    pub fn same(t: EvalType, n: u8) -> Args {
+        Args::Fixed { types: [t; 4], len: n.min(4) }
+    }
+
+    /// One argument list this signature accepts (the shortest), to build a test call.
+    pub fn example(&self) -> Vec<EvalType> {
+        match *self {
+            Args::Fixed { types, len } => types.get(..usize::from(len)).unwrap_or(&[]).to_vec(),
+            Args::Variadic(t) => vec![t],
+            Args::CaseWhen(t) => vec![EvalType::Int, t],
+        }
+    }
+
+    /// True when a call with arguments of `args` types matches.
+    pub fn accepts(&self, args: &[EvalType]) -> bool {
+        match *self {
+            Args::Fixed { types, len } => types.get(..usize::from(len)) == Some(args),
+            Args::Variadic(t) => !args.is_empty() && args.iter().all(|a| *a == t),
+            Args::CaseWhen(t) => {
+                !args.is_empty()
+                    && args.iter().enumerate().all(|(i, a)| {
+                        let is_cond = i % 2 == 0 && i + 1 < args.len();
+                        *a == if is_cond { EvalType::Int } else { t }
+                    })
+            }
+        }
+    }
+}
+
+/// Everything the engine knows of one signature.
+#[derive(Clone, Copy)]
+pub struct FnDef {
+    /// The tipb `ScalarFuncSig` value.
+    pub sig: i32,
+    /// The arguments it accepts.
+    pub args: Args,
+    /// The result's eval type.
+    pub ret: EvalType,
+    /// Evaluates it.
+    pub kernel: Kernel,
+    /// Builds its per-call metadata, if it has any.
+    pub meta: Option<MetaBuilder>,
+    /// The kernel takes fixed-point decimal columns as they are (it has an exact fast path);
+    /// other kernels see them turned into [`rcop_datum::Decimal`] columns first.
+    pub takes_fixed: bool,
+}
+
+impl fmt::Debug for FnDef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FnDef")
+            .field("sig", &super::sig::name(self.sig))
+            .field("args", &self.args)
+            .field("ret", &self.ret)
+            .field("meta", &self.meta.is_some())
+            .field("takes_fixed", &self.takes_fixed)
+            .finish()
+    }
+}
+
+impl FnDef {
+    /// Sets the metadata builder.
+    pub fn with_meta(&mut self, m: MetaBuilder) -> &mut FnDef {
+        self.meta = Some(m);
+        self
+    }
+
+    /// Marks the kernel as taking fixed-point decimal columns.
+    pub fn taking_fixed(&mut self) -> &mut FnDef {
+        self.takes_fixed = true;
+        self
+    }
+}
+
+/// The table, indexed by signature.
+pub struct Registry {
+    defs: Vec<Option<FnDef>>,
+}
+
+impl fmt::Debug for Registry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Registry").field("functions", &self.iter().count()).finish()
+    }
+}
+
+impl Registry {
+    fn new() -> Registry {
+        // One slot past the last signature takes out-of-range registrations (a programming
+        // error, caught by the registry's test); `get` and `iter` never see it.
+        Registry { defs: vec![None; MAX_SIG as usize + 1] }
+    }
+
+    /// Registers `sig`. Registering a signature twice or out of range is a programming
+    /// error, caught by the registry's unit test.
+    pub fn add(&mut self, sig: i32, args: Args, ret: EvalType, kernel: Kernel) -> &mut FnDef {
+        let def = FnDef { sig, args, ret, kernel, meta: None, takes_fixed: false };
+        let i = usize::try_from(sig).ok().filter(|i| *i < MAX_SIG as usize);
+        debug_assert!(i.is_some(), "signature {sig} out of range");
+        let i = i.unwrap_or(MAX_SIG as usize);
+        // In bounds: `defs` has MAX_SIG + 1 slots.
+        let slot = &mut self.defs[i];
+        debug_assert!(slot.is_none(), "signature {sig} registered twice");
+        slot.insert(def)
+    }
+
+    /// The entry of `sig`.
+    pub fn get(&self, sig: i32) -> Option<&FnDef> {
+        let i = usize::try_from(sig).ok().filter(|i| *i < MAX_SIG as usize)?;
+        self.defs.get(i)?.as_ref()
+    }
+
+    /// Every entry, in ascending signature order.
+    pub fn iter(&self) -> impl Iterator<Item = &FnDef> {
+        self.defs.iter().take(MAX_SIG as usize).flatten()
+    }
+}
+
+/// The registry, built on first use from every category's `register`.
+pub fn registry() -> &'static Registry {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
+    REGISTRY.get_or_init(|| {
+        let mut r = Registry::new();
+        super::compare::register(&mut r);
+        super::math::register(&mut r);
+        super::logic::register(&mut r);
+        super::control::register(&mut r);
+        super::string::register(&mut r);
+        super::cast::register(&mut r);
+        r
+    })
+}
+
+/// The entry of `sig`, or `None` when the engine does not evaluate it.
+pub fn lookup(sig: i32) -> Option<&'static FnDef> {
+    registry().get(sig)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every category registered inside the signature range, each signature once (a second
+    /// registration trips the `debug_assert` while the table is built), and each entry sits
+    /// in its own slot.
+    #[test]
+    fn the_table_is_well_formed() {
+        let r = registry();
+        assert!(r.defs.get(MAX_SIG as usize).is_some_and(Option::is_none), "out-of-range entry");
+        let mut n = 0;
+        for (i, d) in r.defs.iter().enumerate().take(MAX_SIG as usize) {
+            if let Some(d) = d {
+                assert_eq!(usize::try_from(d.sig).ok(), Some(i));
+                assert!(
+                    !d.args.example().is_empty() || matches!(d.args, Args::Fixed { len: 0, .. })
+                );
+                n += 1;
+            }
+        }
+        assert_eq!(r.iter().count(), n);
+        assert!(lookup(-1).is_none() && lookup(MAX_SIG).is_none() && lookup(i32::MAX).is_none());
+    }
+}
