@@ -176,7 +176,7 @@ def main():
             kind, val, warn = res.get(sid, ["err", "?", 0])
             if kind == "val" and is_string(fns[fi]["ret"]):
                 kind = "hex"
-            lines.append("\t".join([fns[fi]["sig"], str(ci), kind, val, str(warn)]))
+            lines.append("\t".join([str(fi), fns[fi]["sig"], str(ci), kind, val, str(warn)]))
         out = path[: -len(".toml")] + ".expected"
         with open(out, "w", encoding="utf-8", errors="surrogateescape") as fh:
             fh.write("\n".join(lines) + "\n")

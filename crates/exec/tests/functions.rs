@@ -87,19 +87,19 @@ fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/functions")
 }
 
-fn load_expected(path: &Path) -> HashMap<(String, usize), Expected> {
+fn load_expected(path: &Path) -> HashMap<(usize, usize), Expected> {
     let text = std::fs::read_to_string(path)
         .unwrap_or_else(|e| panic!("{}: {e} (run tools/fn-oracle.py)", path.display()));
     let mut out = HashMap::new();
     for line in text.lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
         let f: Vec<&str> = line.split('\t').collect();
-        assert_eq!(f.len(), 5, "bad expected line {line:?}");
+        assert_eq!(f.len(), 6, "bad expected line {line:?}");
         out.insert(
-            (f[0].to_string(), f[1].parse().unwrap()),
+            (f[0].parse().unwrap(), f[2].parse().unwrap()),
             Expected {
-                kind: f[2].to_string(),
-                value: f[3].to_string(),
-                warnings: f[4].parse().unwrap(),
+                kind: f[3].to_string(),
+                value: f[4].to_string(),
+                warnings: f[5].parse().unwrap(),
             },
         );
     }
@@ -246,6 +246,7 @@ fn render(d: &Datum, ret: &tipb::FieldType) -> String {
             Time::from_packed_u64(*v, corpus::time_type(ret), fsp).unwrap().to_string()
         }
         (Datum::Int(v), mt::DURATION) => Duration::from_nanos(*v, fsp).unwrap().to_string(),
+        (Datum::Duration(x), _) => Duration::from_nanos(x.nanos(), fsp).unwrap().to_string(),
         (Datum::Int(v), _) if unsigned => (*v as u64).to_string(),
         (Datum::Int(v), _) => v.to_string(),
         (Datum::Uint(v), _) => v.to_string(),
@@ -312,7 +313,7 @@ fn scalar_functions_match_the_oracle() {
                     };
                 }
                 expected
-                    .get(&(f.sig.clone(), ci))
+                    .get(&(fi, ci))
                     .unwrap_or_else(|| {
                         panic!("{}: no expected row {ci} (re-run the oracle)", f.sig)
                     })
