@@ -228,8 +228,7 @@ mod tests {
     fn utf8_decoding_is_strict() {
         assert_eq!(next_utf8("é".as_bytes()), Some((0xE9, 2)));
         assert_eq!(next_utf8("😃".as_bytes()), Some((0x1F603, 4)));
-        for bad in [&b"\xC0\x80"[..], b"\xED\xA0\x80", b"\xF4\x90\x80\x80", b"\x80", b"\xE2\x82"]
-        {
+        for bad in [&b"\xC0\x80"[..], b"\xED\xA0\x80", b"\xF4\x90\x80\x80", b"\x80", b"\xE2\x82"] {
             assert_eq!(next_utf8(bad), None, "{bad:?}");
         }
         assert_eq!(next_utf8(b""), None);

@@ -272,15 +272,18 @@ mod tests {
         assert_eq!(ws(&UCA0900, '¼'), [0x1C3E, 0x0626, 0x1C41]);
         assert_eq!(ws(&UCA0900, '\u{378}'), [0xFBC0, 0x8378]);
         assert_eq!(ws(&UCA0900, '\u{FFFD}'), [0xFFFD]);
-        assert_eq!(ws(&UCA0900, '\u{FDFA}'), [
-            0x2364, 0x239C, 0x23C5, 0x0209, 0x230B, 0x239C, 0x239C, 0x23B1
-        ]);
-        assert_eq!(ws(&UCA0900, '\u{337F}'), [
-            0xFB40, 0xE82A, 0xFB40, 0xDF0F, 0xFB40, 0xCF1A, 0xFB40, 0xF93E
-        ]);
-        assert_eq!(ws(&UCA0900, '\u{1F1A9}'), [
-            0x1D77, 0x1DDD, 0x1E71, 0x1E71, 0x1D77, 0x1CAA, 0x1E71, 0x1E71
-        ]);
+        assert_eq!(
+            ws(&UCA0900, '\u{FDFA}'),
+            [0x2364, 0x239C, 0x23C5, 0x0209, 0x230B, 0x239C, 0x239C, 0x23B1]
+        );
+        assert_eq!(
+            ws(&UCA0900, '\u{337F}'),
+            [0xFB40, 0xE82A, 0xFB40, 0xDF0F, 0xFB40, 0xCF1A, 0xFB40, 0xF93E]
+        );
+        assert_eq!(
+            ws(&UCA0900, '\u{1F1A9}'),
+            [0x1D77, 0x1DDD, 0x1E71, 0x1E71, 0x1D77, 0x1CAA, 0x1E71, 0x1E71]
+        );
         // Implicit weights: core Han, other Han, past the table.
         assert_eq!(ws(&UCA0900, '中'), [0xFB40, 0xCE2D]);
         assert_eq!(ws(&UCA0900, '\u{3400}'), [0xFB80, 0xB400]);
