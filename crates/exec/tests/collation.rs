@@ -3,6 +3,8 @@
 //! re-runs it), checked here through `Collation::compare`, `Collation::sort_key` and the
 //! engine's LIKE. Plus property tests: compare agrees with the sort keys, nothing panics.
 
+#![expect(clippy::unwrap_used, clippy::panic, reason = "fixture helpers outside #[test] fns")]
+
 mod support;
 
 use std::cmp::Ordering;
