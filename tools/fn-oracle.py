@@ -131,7 +131,7 @@ def run(stmts):
     first = len(script) + 1
     for sid, sql in stmts:
         script.append(f"SELECT 'M', '{sid}' FROM one; {sql} SHOW COUNT(*) WARNINGS;")
-    args = os.environ["MARIADB_ARGS"].split() + ["--batch", "--skip-column-names", "--force", "--raw"]
+    args = os.environ["MARIADB_CLI"].split() + ["--force", "--raw"]
     p = subprocess.run(["mariadb", *args], input="\n".join(script) + "\n", capture_output=True,
                        text=True, encoding="utf-8", errors="surrogateescape")
     errors = {}

@@ -59,6 +59,7 @@
 
 mod batch;
 mod capability;
+mod collation;
 mod column;
 mod ctx;
 mod encode;
@@ -72,6 +73,7 @@ mod types;
 
 pub use batch::{Batch, LazyCol};
 pub use capability::{Capabilities, check_dag};
+pub use collation::{COLLATIONS, Collation, CollationInfo, collation_name};
 pub use column::{
     Arg, Bitmap, BytesT, BytesVec, ColData, DecT, DurT, Elem, FixedVec, IntT, RealT, Scalar, TimeT,
     VecCol,
@@ -96,4 +98,4 @@ pub use expr::build::build as build_expr;
 pub use expr::eval::eval as eval_expr;
 pub use expr::{DEFAULT_MAX_DEPTH, Node, Value};
 pub use scan::{KeyRange, KvBatch, MemScanner, MemStore, ScanError, ScanSource, ScanStatus};
-pub use types::{Collation, EvalType, FLAG_NOT_NULL, FLAG_UNSIGNED, FieldType};
+pub use types::{EvalType, FLAG_NOT_NULL, FLAG_UNSIGNED, FieldType};

@@ -5,6 +5,7 @@ use rcop_datum::chunk::mysql_type as mt;
 use rcop_datum::row::ValueKind;
 use rcop_proto::tipb;
 
+pub use crate::collation::{Collation, collation_name};
 use crate::error::{Error, Feature, Result};
 
 /// `FieldType.flag` bit: NOT NULL.
@@ -27,51 +28,6 @@ pub enum EvalType {
     DateTime,
     /// [`rcop_datum::Duration`].
     Duration,
-}
-
-/// How two strings compare.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Collation {
-    /// Plain byte order (`binary`, every old-framework id, `utf8mb4_0900_bin`).
-    Binary,
-    /// Byte order ignoring trailing spaces (`utf8mb4_bin`, `latin1_bin`: PAD SPACE).
-    PadSpaceBin,
-}
-
-impl Collation {
-    /// Maps a collation id (new framework ids are negative).
-    pub fn from_id(id: i32) -> Result<Collation> {
-        match id {
-            0.. => Ok(Collation::Binary),
-            -63 | -309 => Ok(Collation::Binary),
-            -46 | -83 | -65 | -47 => Ok(Collation::PadSpaceBin),
-            _ => Err(Error::unsupported(
-                Feature::Collation,
-                format!("{} (collation id {id})", collation_name(id)),
-            )),
-        }
-    }
-
-    /// The bytes that decide equality and order (trailing spaces removed under PAD SPACE).
-    #[inline]
-    pub fn key(self, s: &[u8]) -> &[u8] {
-        match self {
-            Collation::Binary => s,
-            Collation::PadSpaceBin => {
-                let mut end = s.len();
-                while end > 0 && s.get(end - 1) == Some(&b' ') {
-                    end -= 1;
-                }
-                s.get(..end).unwrap_or(s)
-            }
-        }
-    }
-
-    /// Compares two strings under this collation.
-    #[inline]
-    pub fn compare(self, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
-        self.key(a).cmp(self.key(b))
-    }
 }
 
 /// The parts of a tipb `FieldType` (or `ColumnInfo`) the engine looks at.
@@ -195,29 +151,6 @@ impl FieldType {
     }
 }
 
-/// The name of a collation id of TiDB's new framework (negative ids), or `"collation"` for
-/// one without a known name.
-pub fn collation_name(id: i32) -> &'static str {
-    match id {
-        -63 => "binary",
-        -46 => "utf8mb4_bin",
-        -83 => "utf8_bin",
-        -65 => "ascii_bin",
-        -47 => "latin1_bin",
-        -309 => "utf8mb4_0900_bin",
-        -45 => "utf8mb4_general_ci",
-        -33 => "utf8_general_ci",
-        -224 => "utf8mb4_unicode_ci",
-        -192 => "utf8_unicode_ci",
-        -255 => "utf8mb4_0900_ai_ci",
-        -87 => "gbk_bin",
-        -28 => "gbk_chinese_ci",
-        -249 => "gb18030_bin",
-        -248 => "gb18030_chinese_ci",
-        _ => "collation",
-    }
-}
-
 /// A readable name of a MySQL type code for error messages.
 pub fn type_name(tp: u8) -> String {
     let name = match tp {
@@ -264,17 +197,6 @@ fn type_code(tp: i32) -> u8 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn collations() {
-        assert_eq!(Collation::from_id(-46).unwrap(), Collation::PadSpaceBin);
-        assert_eq!(Collation::from_id(-63).unwrap(), Collation::Binary);
-        assert_eq!(Collation::from_id(33).unwrap(), Collation::Binary);
-        let e = Collation::from_id(-45).unwrap_err().to_string();
-        assert!(e.contains("-45"), "{e}");
-        assert_eq!(Collation::PadSpaceBin.compare(b"a  ", b"a"), std::cmp::Ordering::Equal);
-        assert_eq!(Collation::Binary.compare(b"a ", b"a"), std::cmp::Ordering::Greater);
-    }
 
     #[test]
     fn unsupported_type_is_named() {

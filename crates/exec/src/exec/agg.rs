@@ -594,7 +594,7 @@ fn encode_key_col(
         ColData::Bytes(d) => {
             buf.push(4);
             let coll = ft.collation().unwrap_or(crate::types::Collation::Binary);
-            let k = coll.key(d.get(i));
+            let k = coll.key(d.get(i), scratch);
             buf.extend_from_slice(&(k.len() as u32).to_le_bytes());
             buf.extend_from_slice(k);
         }
@@ -638,7 +638,7 @@ fn short_key(keys: &[Value<'_>], colls: &[Collation], i: usize) -> Option<u128> 
         }
         match &col.data {
             ColData::Bytes(d) => {
-                let v = coll.key(d.get(i));
+                let v = coll.byte_key(d.get(i))?;
                 let end = at.checked_add(5 + v.len()).filter(|e| *e <= SHORT_KEY)?;
                 let dst = w.get_mut(at..end)?;
                 let (head, body) = dst.split_at_mut(5);
