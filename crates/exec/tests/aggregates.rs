@@ -163,7 +163,7 @@ fn min_max_first_keep_the_argument_type() {
         vec![Datum::Uint(7)],
     ];
     let got = run(
-        &[u.clone()],
+        std::slice::from_ref(&u),
         &rows,
         vec![
             agg(3004, u.clone(), vec![col(0, u.clone())]),
@@ -176,7 +176,7 @@ fn min_max_first_keep_the_argument_type() {
     let rows = [vec![Datum::Null], vec![Datum::Int(4)]];
     let i = ft(mt::LONG_LONG);
     let got = run(
-        &[i.clone()],
+        std::slice::from_ref(&i),
         &rows,
         vec![
             agg(3006, i.clone(), vec![col(0, i.clone())]),
@@ -200,7 +200,7 @@ fn bit_aggregates_fold_64_bits_and_are_never_null() {
     let i = ft(mt::LONG_LONG);
     let bits = |rows: &[Vec<Datum>]| {
         run(
-            &[i.clone()],
+            std::slice::from_ref(&i),
             rows,
             vec![
                 agg(3008, u.clone(), vec![col(0, i.clone())]),
@@ -220,7 +220,8 @@ fn bit_aggregates_fold_64_bits_and_are_never_null() {
     // A DOUBLE argument is cast to BIGINT first (rounded: 2.6 is 3).
     let d = ft(mt::DOUBLE);
     let rows = [vec![Datum::Float(2.6)], vec![Datum::Float(4.0)]];
-    let got = run(&[d.clone()], &rows, vec![agg(3009, u.clone(), vec![col(0, d.clone())])]);
+    let got =
+        run(std::slice::from_ref(&d), &rows, vec![agg(3009, u.clone(), vec![col(0, d.clone())])]);
     assert_eq!(got, [Datum::Uint(7)]);
 }
 
@@ -230,7 +231,7 @@ fn variances_give_count_sum_and_variance() {
     let rows: Vec<Vec<Datum>> =
         [1.0, 2.0, 3.0, 4.0].iter().map(|x| vec![Datum::Float(*x)]).collect();
     let got = run(
-        &[d.clone()],
+        std::slice::from_ref(&d),
         &rows,
         vec![
             agg(3015, d.clone(), vec![col(0, d.clone())]),
@@ -270,10 +271,14 @@ fn variances_give_count_sum_and_variance() {
     );
     assert_eq!(got, [Datum::Uint(2), f(54.5), f(217.5625), Datum::Uint(2), f(54.5), f(435.125)]);
     // No values: count 0, NULL sum and variance; one value: a sample variance is NULL.
-    let got = run(&[d.clone()], &[], vec![agg(3015, d.clone(), vec![col(0, d.clone())])]);
-    assert_eq!(got, [Datum::Uint(0), Datum::Null, Datum::Null]);
     let got =
-        run(&[d.clone()], &[vec![f(3.0)]], vec![agg(3016, d.clone(), vec![col(0, d.clone())])]);
+        run(std::slice::from_ref(&d), &[], vec![agg(3015, d.clone(), vec![col(0, d.clone())])]);
+    assert_eq!(got, [Datum::Uint(0), Datum::Null, Datum::Null]);
+    let got = run(
+        std::slice::from_ref(&d),
+        &[vec![f(3.0)]],
+        vec![agg(3016, d.clone(), vec![col(0, d.clone())])],
+    );
     assert_eq!(got, [Datum::Uint(1), f(3.0), Datum::Null]);
 }
 
@@ -281,8 +286,11 @@ fn variances_give_count_sum_and_variance() {
 fn decimal_variance_keeps_four_more_digits_per_division() {
     let arg = ft_dec(5, 1);
     let rows = [vec![dec("1.5")], vec![dec("2.5")], vec![Datum::Null]];
-    let got =
-        run(&[arg.clone()], &rows, vec![agg(3015, ft_dec(65, 10), vec![col(0, arg.clone())])]);
+    let got = run(
+        std::slice::from_ref(&arg),
+        &rows,
+        vec![agg(3015, ft_dec(65, 10), vec![col(0, arg.clone())])],
+    );
     assert_eq!(got[0], Datum::Uint(2));
     assert_eq!(got[1], dec("4.0"));
     // t = 2 * 2.5 - 4.0 = 1.0; 1.00 / 2 = 0.500000; / 2 = 0.2500000000.
@@ -297,7 +305,11 @@ fn decimal_variance_keeps_four_more_digits_per_division() {
     let i = ft(mt::LONG_LONG);
     let rows: Vec<Vec<Datum>> =
         [2, 4, 4, 4, 5, 5, 7, 9].iter().map(|x| vec![Datum::Int(*x)]).collect();
-    let got = run(&[i.clone()], &rows, vec![agg(3015, ft_dec(65, 4), vec![col(0, i.clone())])]);
+    let got = run(
+        std::slice::from_ref(&i),
+        &rows,
+        vec![agg(3015, ft_dec(65, 4), vec![col(0, i.clone())])],
+    );
     assert_eq!((got[0].clone(), as_f64(&got[1]), as_f64(&got[2])), (Datum::Uint(8), 40.0, 4.0));
 }
 
@@ -306,26 +318,34 @@ fn sum_int_is_a_bigint_that_overflows_with_an_error() {
     let i = ft(mt::LONG_LONG);
     let rows = [vec![Datum::Int(1)], vec![Datum::Null], vec![Datum::Int(5)], vec![Datum::Int(-2)]];
     assert_eq!(
-        run(&[i.clone()], &rows, vec![agg(3021, i.clone(), vec![col(0, i.clone())])]),
+        run(std::slice::from_ref(&i), &rows, vec![agg(3021, i.clone(), vec![col(0, i.clone())])]),
         [Datum::Int(4)]
     );
     assert_eq!(
-        run(&[i.clone()], &[], vec![agg(3021, i.clone(), vec![col(0, i.clone())])]),
+        run(std::slice::from_ref(&i), &[], vec![agg(3021, i.clone(), vec![col(0, i.clone())])]),
         [Datum::Null]
     );
     let rows = [vec![Datum::Int(i64::MAX)], vec![Datum::Int(1)]];
-    let e = try_run(&[i.clone()], &rows, vec![agg(3021, i.clone(), vec![col(0, i.clone())])])
-        .unwrap_err();
+    let e = try_run(
+        std::slice::from_ref(&i),
+        &rows,
+        vec![agg(3021, i.clone(), vec![col(0, i.clone())])],
+    )
+    .unwrap_err();
     assert!(e.contains("BIGINT"), "{e}");
     let u = unsigned(mt::LONG_LONG);
     let rows = [vec![Datum::Uint(u64::MAX - 1)], vec![Datum::Uint(1)]];
     assert_eq!(
-        run(&[u.clone()], &rows, vec![agg(3021, u.clone(), vec![col(0, u.clone())])]),
+        run(std::slice::from_ref(&u), &rows, vec![agg(3021, u.clone(), vec![col(0, u.clone())])]),
         [Datum::Uint(u64::MAX)]
     );
     let rows = [vec![Datum::Uint(u64::MAX)], vec![Datum::Uint(1)]];
-    let e = try_run(&[u.clone()], &rows, vec![agg(3021, u.clone(), vec![col(0, u.clone())])])
-        .unwrap_err();
+    let e = try_run(
+        std::slice::from_ref(&u),
+        &rows,
+        vec![agg(3021, u.clone(), vec![col(0, u.clone())])],
+    )
+    .unwrap_err();
     assert!(e.contains("BIGINT UNSIGNED"), "{e}");
     // Signedness must match, and the argument must be an integer column type.
     for (arg, own) in [(u.clone(), i.clone()), (ft_str(63), i.clone()), (ft(mt::YEAR), i.clone())] {
