@@ -45,6 +45,9 @@ pub struct EvalConfig {
     pub div_precision_increment: u8,
     /// At most this many warnings are kept (all are counted).
     pub max_warning_count: usize,
+    /// The request's paging size when it pages (TiKV's `EvalConfig::paging_size`): blocking
+    /// executors end a page at this many groups.
+    pub paging_size: Option<u64>,
 }
 
 impl Default for EvalConfig {
@@ -55,6 +58,7 @@ impl Default for EvalConfig {
             tz: Tz::utc(),
             div_precision_increment: rcop_datum::decimal::DEFAULT_DIV_FRAC_INCR,
             max_warning_count: DEFAULT_MAX_WARNINGS,
+            paging_size: None,
         }
     }
 }
@@ -75,6 +79,7 @@ impl EvalConfig {
             max_warning_count: dag.max_warning_count.map_or(DEFAULT_MAX_WARNINGS, |v| {
                 usize::try_from(v).unwrap_or(usize::MAX).min(MAX_WARNINGS_CAP)
             }),
+            paging_size: None,
         })
     }
 

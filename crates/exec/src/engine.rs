@@ -9,8 +9,9 @@ use crate::ctx::{EvalConfig, EvalContext};
 use crate::encode;
 use crate::error::{Error, Feature, Result};
 use crate::exec::{
-    AggregationExecutor, ExecEnv, ExecStats, Executor, LimitExecutor, ProjectionExecutor,
-    SelectionExecutor, TableScanExecutor, TopNExecutor,
+    AggregationExecutor, ExecEnv, ExecStats, Executor, LimitExecutor, PartitionTopNExecutor,
+    ProjectionExecutor, SelectionExecutor, SimpleAggregationExecutor, StreamAggregationExecutor,
+    TableScanExecutor, TopNExecutor,
 };
 use crate::expr::{self, DEFAULT_MAX_DEPTH};
 use crate::scan::{KeyRange, ScanError, ScanSource};
@@ -113,7 +114,7 @@ impl Engine {
             .collect();
         let result = tipb::DagRequest::decode(req.data.clone())
             .map_err(|e| Error::invalid(format!("undecodable DAGRequest: {e}")))
-            .and_then(|dag| self.execute_dag(&dag, &ranges, req.paging_size, source));
+            .and_then(|dag| self.execute_dag_with(&dag, &ranges, &PageLimits::of(req), source));
         match result {
             Ok(out) => coprocessor::Response {
                 data: Bytes::from(out.response.encode_to_vec()),
@@ -156,7 +157,29 @@ impl Engine {
         paging_size: u64,
         source: &mut dyn ScanSource,
     ) -> Result<DagOutput> {
-        let cfg = EvalConfig::from_dag(dag)?;
+        self.execute_dag_with(
+            dag,
+            ranges,
+            &PageLimits::default().with_paging_size(paging_size),
+            source,
+        )
+    }
+
+    /// Runs a decoded DAG over `ranges` under the request's page limits (see
+    /// [`PageLimits`]): a page ends at `paging_size` rows, when a blocking executor has
+    /// `paging_size` groups (TiKV's `PagingDrain`), at `paging_size_bytes` scanned bytes or
+    /// `max_keys_read` scanned keys, each only where the scan can resume and no executor
+    /// holds state the cut would lose; `Response.range` then says where to resume.
+    pub fn execute_dag_with(
+        &self,
+        dag: &tipb::DagRequest,
+        ranges: &[KeyRange],
+        limits: &PageLimits,
+        source: &mut dyn ScanSource,
+    ) -> Result<DagOutput> {
+        let paging_size = limits.paging_size;
+        let mut cfg = EvalConfig::from_dag(dag)?;
+        cfg.paging_size = (paging_size > 0).then_some(paging_size);
         let mut root = build_executors(dag, ranges, &cfg, self.config.max_expr_depth)?;
         let schema = root.schema().to_vec();
         let offsets = output_offsets(dag, &schema)?;
@@ -164,6 +187,14 @@ impl Engine {
         // The answer is cut into pages only when the request pages: a non-paging request is
         // answered whole (TiDB reads `Response.range` only when it asked for paging).
         let byte_cap = if paging_size > 0 { self.config.max_response_bytes } else { usize::MAX };
+        // TiKV's byte budget is paging only; the key ceiling applies to any request that
+        // sets it (the client asked to be stopped there).
+        let scanned_bytes_cap = if paging_size > 0 && limits.paging_size_bytes > 0 {
+            limits.paging_size_bytes
+        } else {
+            u64::MAX
+        };
+        let keys_cap = if limits.max_keys_read > 0 { limits.max_keys_read } else { u64::MAX };
         let tz = cfg.tz.clone();
         let mut ctx = EvalContext::new(cfg);
         let mut env = ExecEnv { ctx: &mut ctx, source };
@@ -171,7 +202,7 @@ impl Engine {
         let mut chunks = Vec::new();
         let (mut rows, mut bytes) = (0usize, 0usize);
         let mut batch_size = BATCH_INITIAL_SIZE;
-        let mut stopped_early = false;
+        let stopped_early;
         loop {
             let mut hint = batch_size;
             if paging > 0 && rows < paging {
@@ -194,12 +225,20 @@ impl Engine {
                 });
             }
             if r.drained {
+                // An aggregation that ended the page for paging (TiKV's `PagingDrain`)
+                // resumes after the rows scanned.
+                stopped_early = paging > 0 && root.paging_drained();
                 break;
             }
-            let page_full = (paging > 0 && rows >= paging) || bytes >= byte_cap;
-            // A page can only end where the scan can resume: never while a blocking executor
-            // (aggregation, TopN) is emitting results of an exhausted scan.
-            if page_full && root.scan_counters().scanned_range().is_some() {
+            let counters = root.scan_counters();
+            let page_full = (paging > 0 && rows >= paging)
+                || bytes >= byte_cap
+                || counters.scanned_bytes >= scanned_bytes_cap
+                || counters.counts.iter().map(|&c| c.max(0) as u64).sum::<u64>() >= keys_cap;
+            // A page can only end where the scan can resume and nothing is held back: never
+            // while a blocking executor (aggregation, TopN) is emitting results of an
+            // exhausted scan, nor with an open stream-aggregation group or partition.
+            if page_full && !root.holds_state() && counters.scanned_range().is_some() {
                 stopped_early = true;
                 break;
             }
@@ -234,6 +273,80 @@ impl Engine {
         response.warnings = warnings;
         response.warning_count = Some(count as i64);
         Ok(DagOutput { response, scanned_range })
+    }
+}
+
+/// The ByItems' expressions, built, with their `desc` flags. Keys order (and partitions
+/// compare) under their collation: one the engine cannot apply is an error.
+fn by_items(
+    items: &[tipb::ByItem],
+    schema: &[crate::types::FieldType],
+    cfg: &EvalConfig,
+    depth: usize,
+) -> Result<Vec<(expr::Node, bool)>> {
+    let mut out = Vec::with_capacity(items.len());
+    for b in items {
+        let ex = b.expr.as_ref().ok_or_else(|| Error::invalid("ByItem without expr"))?;
+        let key = expr::build(ex, schema, cfg, depth)?;
+        crate::exec::require_collation(&key.ft_for_output())?;
+        out.push((key, b.desc == Some(true)));
+    }
+    Ok(out)
+}
+
+/// The page limits of a `coprocessor.Request`.
+///
+/// Non-exhaustive: start from [`PageLimits::default`] (no paging, no limits) or
+/// [`PageLimits::of`] and adjust with the `with_*` setters.
+///
+/// ```
+/// use rcop_exec::PageLimits;
+///
+/// let limits = PageLimits::default().with_paging_size(128).with_paging_size_bytes(1 << 20);
+/// assert_eq!((limits.paging_size, limits.paging_size_bytes, limits.max_keys_read), (128, 1 << 20, 0));
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PageLimits {
+    /// Rows (or groups) per page; 0 disables paging.
+    pub paging_size: u64,
+    /// Scanned bytes (keys and values read) after which a paging request's page ends; 0
+    /// for none. Ignored without paging, as in TiKV.
+    pub paging_size_bytes: u64,
+    /// Scanned keys after which any request stops with `Response.range` set; 0 for none.
+    pub max_keys_read: u64,
+}
+
+impl PageLimits {
+    /// The limits a request asks for (`paging_size` 10, `max_keys_read` 16,
+    /// `paging_size_bytes` 17).
+    pub fn of(req: &coprocessor::Request) -> PageLimits {
+        PageLimits {
+            paging_size: req.paging_size,
+            paging_size_bytes: req.paging_size_bytes,
+            max_keys_read: req.max_keys_read,
+        }
+    }
+
+    /// Sets [`paging_size`](Self::paging_size).
+    #[must_use]
+    pub fn with_paging_size(mut self, rows: u64) -> Self {
+        self.paging_size = rows;
+        self
+    }
+
+    /// Sets [`paging_size_bytes`](Self::paging_size_bytes).
+    #[must_use]
+    pub fn with_paging_size_bytes(mut self, bytes: u64) -> Self {
+        self.paging_size_bytes = bytes;
+        self
+    }
+
+    /// Sets [`max_keys_read`](Self::max_keys_read).
+    #[must_use]
+    pub fn with_max_keys_read(mut self, keys: u64) -> Self {
+        self.max_keys_read = keys;
+        self
     }
 }
 
@@ -404,35 +517,63 @@ pub fn build_executors(
                     .collect::<Result<_>>()?;
                 Box::new(ProjectionExecutor::new(root, exprs))
             }
-            3 | 6 => {
+            tp @ (3 | 6) => {
                 let a = e.aggregation.as_ref().ok_or_else(|| missing("aggregation"))?;
                 let mut refs = Vec::new();
                 a.agg_func.iter().chain(&a.group_by).for_each(|x| tipb_refs(x, &mut refs));
                 root.prefetch_hint(&refs);
-                Box::new(AggregationExecutor::new(root, a, cfg, depth)?)
+                // As TiKV: no GROUP BY is simple aggregation whatever the type.
+                if a.group_by.is_empty() {
+                    Box::new(SimpleAggregationExecutor::new(root, a, cfg, depth)?)
+                } else if tp == 6 {
+                    Box::new(StreamAggregationExecutor::new(root, a, cfg, depth)?)
+                } else {
+                    Box::new(AggregationExecutor::new(root, a, cfg, depth)?)
+                }
             }
             4 => {
                 let t = e.top_n.as_ref().ok_or_else(|| missing("topN"))?;
-                if !t.partition_by.is_empty() {
-                    return Err(Error::unsupported(Feature::Executor, "TopN with partition_by"));
+                if t.order_by.is_empty() {
+                    // TiKV: "Missing Top N column".
+                    return Err(Error::invalid("TopN without order_by"));
                 }
-                let mut order = Vec::with_capacity(t.order_by.len());
-                for b in &t.order_by {
-                    let ex =
-                        b.expr.as_ref().ok_or_else(|| Error::invalid("ByItem without expr"))?;
-                    let key = expr::build(ex, &schema, cfg, depth)?;
-                    // Strings order under their collation; one we cannot apply is an error.
-                    crate::exec::require_collation(&key.ft_for_output())?;
-                    order.push((key, b.desc == Some(true)));
+                let order = by_items(&t.order_by, &schema, cfg, depth)?;
+                let limit = t.limit.unwrap_or(0);
+                if t.partition_by.is_empty() {
+                    Box::new(
+                        TopNExecutor::new(root, order, limit).with_paging_size(cfg.paging_size),
+                    )
+                } else {
+                    let parts = by_items(&t.partition_by, &schema, cfg, depth)?;
+                    let parts = parts.into_iter().map(|(k, _)| k).collect();
+                    Box::new(
+                        PartitionTopNExecutor::new(root, parts, order, limit)
+                            .with_paging_size(cfg.paging_size),
+                    )
                 }
-                Box::new(TopNExecutor::new(root, order, t.limit.unwrap_or(0)))
             }
             5 => {
                 let l = e.limit.as_ref().ok_or_else(|| missing("limit"))?;
-                if !l.partition_by.is_empty() {
-                    return Err(Error::unsupported(Feature::Executor, "Limit with partition_by"));
+                if !l.truncate_key_expr.is_empty() {
+                    // TiDB's prefix ("rank") limit: rows past the limit that share the last
+                    // row's prefix key. Not run, so refused rather than ignored.
+                    return Err(Error::unsupported(
+                        Feature::Executor,
+                        "Limit with truncate_key_expr (rank limit)",
+                    ));
                 }
-                Box::new(LimitExecutor::new(root, l.limit.unwrap_or(0)))
+                let limit = l.limit.unwrap_or(0);
+                if l.partition_by.is_empty() {
+                    Box::new(LimitExecutor::new(root, limit))
+                } else {
+                    // As TiKV: a partition TopN without order.
+                    let parts = by_items(&l.partition_by, &schema, cfg, depth)?;
+                    let parts = parts.into_iter().map(|(k, _)| k).collect();
+                    Box::new(
+                        PartitionTopNExecutor::new(root, parts, Vec::new(), limit)
+                            .with_paging_size(cfg.paging_size),
+                    )
+                }
             }
             tp => return Err(Error::unsupported(Feature::Executor, exec_type_name(tp))),
         };

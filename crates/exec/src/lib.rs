@@ -87,12 +87,13 @@ pub use ctx::{
 pub use encode::{count_rows, encode_chunk, encode_datum, encode_default};
 pub use engine::{
     BATCH_GROW_FACTOR, BATCH_INITIAL_SIZE, BATCH_MAX_SIZE, DagOutput, ENCODE_TYPES, EXECUTORS,
-    Engine, EngineConfig, MAX_COLUMNS, MAX_EXECUTORS, build_executors, error_response,
+    Engine, EngineConfig, MAX_COLUMNS, MAX_EXECUTORS, PageLimits, build_executors, error_response,
 };
 pub use error::{Error, Feature, Result};
 pub use exec::{
     AggregationExecutor, BatchResult, ExecEnv, ExecStats, Executor, LimitExecutor,
-    ProjectionExecutor, RawRows, ScanCounters, SelectionExecutor, TableScanExecutor, TopNExecutor,
+    PartitionTopNExecutor, ProjectionExecutor, RawRows, ScanCounters, SelectionExecutor,
+    SimpleAggregationExecutor, StreamAggregationExecutor, TableScanExecutor, TopNExecutor,
 };
 pub use expr::build::build as build_expr;
 pub use expr::eval::eval as eval_expr;

@@ -83,22 +83,45 @@ fn the_first_unsupported_thing_is_named() {
         Feature::FieldType
     );
     // An aggregate function, and a mode.
-    let var = agg(3015, ft(mt::DOUBLE), vec![col(0, ft(mt::LONG_LONG))]);
-    let d = dag(vec![scan(TID, cols(63), false), aggregation(vec![], vec![var])], vec![0], true);
-    assert_eq!(unsupported(&d), (Feature::AggregateFunction, "VarPop (3015)".into()));
+    // TiKV refuses the standard deviations (its parser has no STDDEV*), and so does the engine.
+    let std = agg(3013, ft(mt::DOUBLE), vec![col(0, ft(mt::LONG_LONG))]);
+    let d = dag(vec![scan(TID, cols(63), false), aggregation(vec![], vec![std])], vec![0], true);
+    assert_eq!(unsupported(&d), (Feature::AggregateFunction, "StddevPop (3013)".into()));
+    // SUM of an integer is a DECIMAL in TiKV: a DOUBLE result type is refused.
+    let sum = agg(3002, ft(mt::DOUBLE), vec![col(0, ft(mt::LONG_LONG))]);
+    let d = dag(vec![scan(TID, cols(63), false), aggregation(vec![], vec![sum])], vec![0], true);
+    assert_eq!(unsupported(&d).0, Feature::AggregateMode);
     let mut sum = agg(3002, ft_dec(20, 2), vec![col(2, ft_dec(15, 2))]);
     sum.agg_func_mode = Some(tipb::AggFunctionMode::Partial2Mode as i32);
     let d = dag(vec![scan(TID, cols(63), false), aggregation(vec![], vec![sum])], vec![0], true);
     assert_eq!(unsupported(&d).0, Feature::AggregateMode);
-    // TopN with partition_by.
+    // Limit with truncate_key_expr (rank limit): a field the engine does not run.
+    let mut l = limit(3);
+    l.limit.as_mut().unwrap().truncate_key_expr.push(col(0, ft(mt::LONG_LONG)));
+    let d = dag(vec![scan(TID, cols(63), false), l], vec![0], true);
+    assert_eq!(
+        unsupported(&d),
+        (Feature::Executor, "Limit with truncate_key_expr (rank limit)".into())
+    );
+}
+
+#[test]
+fn partitioned_top_n_and_limit_pass() {
+    let by = |e| tipb::ByItem { expr: Some(e), ..Default::default() };
     let mut t = top_n(vec![(col(0, ft(mt::LONG_LONG)), false)], 3);
-    t.top_n
-        .as_mut()
-        .unwrap()
-        .partition_by
-        .push(tipb::ByItem { expr: Some(col(0, ft(mt::LONG_LONG))), ..Default::default() });
-    let d = dag(vec![scan(TID, cols(63), false), t], vec![0], true);
-    assert_eq!(unsupported(&d).0, Feature::Executor);
+    t.top_n.as_mut().unwrap().partition_by.push(by(col(1, ft_str(UTF8MB4_BIN))));
+    check_dag(&dag(vec![scan(TID, cols(UTF8MB4_BIN), false), t], vec![0], true)).unwrap();
+    let mut l = limit(3);
+    l.limit.as_mut().unwrap().partition_by.push(by(col(0, ft(mt::LONG_LONG))));
+    check_dag(&dag(vec![scan(TID, cols(63), false), l], vec![0], true)).unwrap();
+    // A partition key under a collation the engine cannot apply is refused.
+    let mut l = limit(3);
+    l.limit.as_mut().unwrap().partition_by.push(by(col(1, ft_str(UNSUPPORTED_COLL))));
+    let d = dag(vec![scan(TID, cols(UNSUPPORTED_COLL), false), l], vec![0], true);
+    assert_eq!(unsupported(&d).0, Feature::Collation);
+    // TopN needs an order (TiKV: "Missing Top N column").
+    let e = check_dag(&dag(vec![scan(TID, cols(63), false), top_n(vec![], 3)], vec![0], true));
+    assert!(matches!(e, Err(Error::InvalidRequest(_))), "{e:?}");
 }
 
 /// Strings compared, grouped, ordered or reduced under a `_ci` collation are refused
@@ -167,7 +190,24 @@ fn listing_reads_the_engine_tables() {
             "TypeProjection"
         ]
     );
-    assert_eq!(c.aggregate_functions, ["Count", "Sum", "Avg", "Min", "Max", "First"]);
+    assert_eq!(
+        c.aggregate_functions,
+        [
+            "Count",
+            "Sum",
+            "Avg",
+            "Min",
+            "Max",
+            "First",
+            "Agg_BitAnd",
+            "Agg_BitOr",
+            "Agg_BitXor",
+            "VarPop",
+            "Variance",
+            "VarSamp",
+            "SumInt"
+        ]
+    );
     assert_eq!(c.aggregate_modes, ["CompleteMode", "Partial1Mode"]);
     assert!(c.field_types.iter().any(|t| t == "NewDecimal (246)"), "{:?}", c.field_types);
     assert!(!c.field_types.iter().any(|t| t.starts_with("Json")));
@@ -181,7 +221,12 @@ fn listing_reads_the_engine_tables() {
     assert_eq!(c.encode_types, ["TypeDefault", "TypeChunk"]);
     for name in &c.aggregate_functions {
         let tp = tipb::ExprType::from_str_name(name).unwrap() as i32;
-        let a = agg(tp, ft_dec(20, 2), vec![col(2, ft_dec(15, 2))]);
+        // The integer aggregates over the BIGINT column, the others over the decimal one.
+        let a = if name.starts_with("Agg_Bit") || *name == "SumInt" {
+            agg(tp, ft(mt::LONG_LONG), vec![col(0, ft(mt::LONG_LONG))])
+        } else {
+            agg(tp, ft_dec(20, 2), vec![col(2, ft_dec(15, 2))])
+        };
         let d = dag(vec![scan(TID, cols(63), false), aggregation(vec![], vec![a])], vec![0], true);
         check_dag(&d).unwrap_or_else(|e| panic!("{name}: {e}"));
     }

@@ -149,34 +149,6 @@ fn paging_backward_reports_the_lower_bound() {
 }
 
 #[test]
-fn aggregation_ignores_paging_and_returns_everything() {
-    let s = store(500, None);
-    let d = dag(
-        vec![
-            scan(TID, cols(), false),
-            aggregation(
-                vec![col(2, ft(mt::LONG_LONG))],
-                vec![agg(3001, ft(mt::LONG_LONG), vec![int(1)])],
-            ),
-        ],
-        vec![0, 1],
-        false,
-    );
-    let (resp, sel) = run(&Engine::default(), &d, vec![table_range(TID, None)], 2, &s);
-    assert!(resp.range.is_none());
-    let rows = default_rows(&sel, 2);
-    assert_eq!(rows.len(), 4);
-    let total: i64 = rows
-        .iter()
-        .map(|r| match r[0] {
-            Datum::Int(c) => c,
-            _ => 0,
-        })
-        .sum();
-    assert_eq!(total, 500);
-}
-
-#[test]
 fn byte_cap_ends_a_page_early_but_never_cuts_a_non_paging_answer() {
     let s = store(2000, None);
     let engine = Engine::new(EngineConfig::default().with_max_response_bytes(1000));

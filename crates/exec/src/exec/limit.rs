@@ -52,4 +52,13 @@ impl Executor for LimitExecutor {
     fn scan_counters(&self) -> &ScanCounters {
         self.child.scan_counters()
     }
+
+    fn paging_drained(&self) -> bool {
+        // A limit that is met ends the answer (TiKV's `Drain`), not the page.
+        self.remaining > 0 && self.child.paging_drained()
+    }
+
+    fn holds_state(&self) -> bool {
+        self.remaining > 0 && self.child.holds_state()
+    }
 }

@@ -2,6 +2,7 @@
 
 mod agg;
 mod limit;
+mod partition_top_n;
 mod projection;
 mod selection;
 mod table_scan;
@@ -9,9 +10,13 @@ mod top_n;
 
 use std::time::Instant;
 
-pub use agg::AggregationExecutor;
-pub(crate) use agg::{AGG_MODES, aggregate_functions, require_collation};
+pub(crate) use agg::require_collation;
+pub use agg::{
+    AGG_MODES, AggregationExecutor, SimpleAggregationExecutor, StreamAggregationExecutor,
+    aggregate_functions,
+};
 pub use limit::LimitExecutor;
+pub use partition_top_n::PartitionTopNExecutor;
 pub use projection::ProjectionExecutor;
 pub use selection::SelectionExecutor;
 pub use table_scan::{RawRows, ScanCounters, TableScanExecutor};
@@ -82,6 +87,21 @@ pub trait Executor: std::fmt::Debug {
     /// Tells the executor which of its output columns its parent reads from every row it
     /// returns, so it may decode them together with its own (one pass over each row).
     fn prefetch_hint(&mut self, _cols: &[usize]) {}
+
+    /// True when the executor ended its output because of paging (TiKV's `PagingDrain`):
+    /// the answer so far is the page's, and the page resumes after the rows scanned.
+    /// Executors that pass their child's rows on forward the child's.
+    fn paging_drained(&self) -> bool {
+        false
+    }
+
+    /// True while the executor holds state that a page ending now would lose (an open
+    /// stream-aggregation group, a partition's top rows, groups still to emit): the engine
+    /// ends a page early only when this is false. Pass-through executors forward the
+    /// child's.
+    fn holds_state(&self) -> bool {
+        false
+    }
 }
 
 /// The batch size executors ask their child for when they consume everything

@@ -61,4 +61,12 @@ impl Executor for ProjectionExecutor {
     fn scan_counters(&self) -> &ScanCounters {
         self.child.scan_counters()
     }
+
+    fn paging_drained(&self) -> bool {
+        self.child.paging_drained()
+    }
+
+    fn holds_state(&self) -> bool {
+        self.child.holds_state()
+    }
 }

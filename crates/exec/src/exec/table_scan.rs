@@ -388,6 +388,8 @@ pub struct ScanCounters {
     pub drained: bool,
     /// True for a descending scan.
     pub desc: bool,
+    /// Bytes (keys and values) of every pair read, for `paging_size_bytes`.
+    pub scanned_bytes: u64,
 }
 
 impl ScanCounters {
@@ -474,6 +476,7 @@ impl TableScanExecutor {
                 last_key: None,
                 drained: n == 0,
                 desc,
+                scanned_bytes: 0,
             },
             order,
             cur: 0,
@@ -536,6 +539,7 @@ impl Executor for TableScanExecutor {
         }
         let drained = self.cur >= self.order.len();
         self.counters.drained = drained;
+        self.counters.scanned_bytes += kv.byte_len() as u64;
         let n = kv.len();
         if n > 0 {
             self.bytes_per_row = self.bytes_per_row.max(kv.byte_len().div_ceil(n));

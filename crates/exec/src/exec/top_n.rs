@@ -29,6 +29,15 @@ pub fn cmp_scalar(a: &Scalar, b: &Scalar, ft: &FieldType) -> Ordering {
     }
 }
 
+/// True when two key values are one group or partition key: equal under the key type's
+/// collation, NULL equal to NULL, `-0.0` equal to `0.0`.
+pub(crate) fn same_key(a: &Scalar, b: &Scalar, ft: &FieldType) -> bool {
+    match (a, b) {
+        (Scalar::Real(x), Scalar::Real(y)) => x == y,
+        _ => cmp_scalar(a, b, ft) == Ordering::Equal,
+    }
+}
+
 #[derive(Debug)]
 struct Entry {
     keys: Vec<Scalar>,
@@ -46,6 +55,9 @@ pub struct TopNExecutor {
     heap: Vec<Entry>,
     seq: u64,
     out: Option<std::vec::IntoIter<Entry>>,
+    /// Under paging with a limit above `paging_size`, the rows pass through unsorted (TiDB
+    /// sorts them), as TiKV's.
+    passthrough: bool,
     stats: ExecStats,
 }
 
@@ -62,8 +74,18 @@ impl TopNExecutor {
             heap: Vec::new(),
             seq: 0,
             out: None,
+            passthrough: false,
             stats: ExecStats::default(),
         }
+    }
+
+    /// Applies the request's paging size: with a limit above it the executor passes its
+    /// child's rows through (TiKV's `BatchTopNExecutor` under paging), so the page can end
+    /// at `paging_size` rows.
+    #[must_use]
+    pub fn with_paging_size(mut self, paging_size: Option<u64>) -> Self {
+        self.passthrough = paging_size.is_some_and(|p| self.limit as u64 > p);
+        self
     }
 
     fn cmp(&self, a: &Entry, b: &Entry) -> Ordering {
@@ -131,6 +153,11 @@ impl Executor for TopNExecutor {
 
     fn next_batch(&mut self, hint: usize, env: &mut ExecEnv<'_>) -> Result<BatchResult> {
         let start = Instant::now();
+        if self.passthrough && self.limit > 0 {
+            let r = self.child.next_batch(hint, env)?;
+            self.stats.record(start, r.batch.len());
+            return Ok(r);
+        }
         if self.out.is_none() {
             if self.limit > 0 {
                 self.consume(env)?;
@@ -167,5 +194,13 @@ impl Executor for TopNExecutor {
 
     fn scan_counters(&self) -> &ScanCounters {
         self.child.scan_counters()
+    }
+
+    fn paging_drained(&self) -> bool {
+        self.passthrough && self.child.paging_drained()
+    }
+
+    fn holds_state(&self) -> bool {
+        self.passthrough && self.child.holds_state()
     }
 }

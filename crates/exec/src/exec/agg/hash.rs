@@ -1,0 +1,209 @@
+//! Hash aggregation (TiKV's `BatchFastHashAggregationExecutor` and
+//! `BatchSlowHashAggregationExecutor`): groups by the encoded key, in first-seen order.
+//!
+//! Under paging (`EvalConfig::paging_size`), the input ends early once a batch brings the
+//! groups to `paging_size`: the groups so far are the page's answer (partial results TiDB
+//! merges), and the page resumes after the rows scanned, as TiKV's `PagingDrain`.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use rcop_proto::tipb;
+
+use crate::batch::Batch;
+use crate::column::{Scalar, VecCol};
+use crate::ctx::{EvalConfig, EvalContext};
+use crate::error::{Error, Result};
+use crate::exec::agg::key::{encode_key, pack_short_key, short_key};
+use crate::exec::agg::{Aggregates, batch_of, build_group_by};
+use crate::exec::{BATCH_MAX_SIZE, BatchResult, ExecEnv, ExecStats, Executor, ScanCounters};
+use crate::expr::{Node, eval};
+use crate::types::{Collation, FieldType};
+
+/// The hash aggregation executor (with no GROUP BY it computes one group, as simple
+/// aggregation does).
+#[derive(Debug)]
+pub struct AggregationExecutor {
+    child: Box<dyn Executor>,
+    aggs: Aggregates,
+    group_by: Vec<Node>,
+    refs: Vec<usize>,
+    schema: Vec<FieldType>,
+    /// Groups by encoded key: keys of at most `SHORT_KEY` bytes packed into a `u128` (no
+    /// allocation, one-word hashing and comparison), longer ones as byte vectors.
+    short: HashMap<u128, u32, foldhash::fast::RandomState>,
+    map: HashMap<Vec<u8>, u32, foldhash::fast::RandomState>,
+    group_values: Vec<Vec<Scalar>>,
+    groups: usize,
+    output: Option<(Vec<VecCol>, usize)>,
+    paging_size: Option<u64>,
+    paging_drained: bool,
+    stats: ExecStats,
+}
+
+impl AggregationExecutor {
+    /// Builds the aggregation of tipb `agg` over `child`.
+    pub fn new(
+        child: Box<dyn Executor>,
+        agg: &tipb::Aggregation,
+        cfg: &EvalConfig,
+        max_depth: usize,
+    ) -> Result<Self> {
+        let child_schema = child.schema().to_vec();
+        let aggs = Aggregates::build(&agg.agg_func, &child_schema, cfg, max_depth)?;
+        let group_by = build_group_by(&agg.group_by, &child_schema, cfg, max_depth)?;
+        let mut refs = Vec::new();
+        aggs.column_refs(&mut refs);
+        group_by.iter().for_each(|g| g.column_refs(&mut refs));
+        refs.sort_unstable();
+        refs.dedup();
+        let mut schema = Vec::new();
+        aggs.out_fts(&mut schema);
+        schema.extend(group_by.iter().map(Node::ft_for_output));
+        let mut ex = AggregationExecutor {
+            child,
+            aggs,
+            group_by,
+            refs,
+            schema,
+            short: HashMap::with_hasher(foldhash::fast::RandomState::default()),
+            map: HashMap::with_hasher(foldhash::fast::RandomState::default()),
+            group_values: Vec::new(),
+            groups: 0,
+            output: None,
+            paging_size: cfg.paging_size,
+            paging_drained: false,
+            stats: ExecStats::default(),
+        };
+        if ex.group_by.is_empty() {
+            ex.groups = 1;
+            ex.aggs.grow(1);
+        }
+        Ok(ex)
+    }
+
+    fn consume_batch(&mut self, batch: &mut Batch, ctx: &mut EvalContext) -> Result<()> {
+        batch.ensure(&self.refs, ctx)?;
+        // Gather the read columns once rather than once per expression reading them.
+        batch.compact(&self.refs);
+        let n = batch.len();
+        let g: Vec<u32> =
+            if self.group_by.is_empty() { vec![0; n] } else { self.group_ids(batch, ctx)? };
+        self.aggs.update(batch, &g, ctx)
+    }
+
+    fn group_ids(&mut self, batch: &Batch, ctx: &mut EvalContext) -> Result<Vec<u32>> {
+        let n = batch.len();
+        let mut keys = Vec::with_capacity(self.group_by.len());
+        for e in &self.group_by {
+            keys.push(eval(e, batch, ctx)?);
+        }
+        let mut ids = Vec::with_capacity(n);
+        let mut buf = Vec::new();
+        let mut scratch = Vec::new();
+        let colls: Vec<Collation> =
+            self.group_by.iter().map(|e| e.ft.collation().unwrap_or(Collation::Binary)).collect();
+        for i in 0..n {
+            // Short string and integer keys are packed straight into a word; anything
+            // else goes through the byte encoding (packed too when short).
+            let short = match short_key(&keys, &colls, i) {
+                Some(k) => Some(k),
+                None => {
+                    buf.clear();
+                    for (k, e) in keys.iter().zip(&self.group_by) {
+                        encode_key(k, i, &e.ft, &mut buf, &mut scratch);
+                    }
+                    pack_short_key(&buf)
+                }
+            };
+            let known = match short {
+                Some(k) => self.short.get(&k),
+                None => self.map.get(buf.as_slice()),
+            };
+            let id = match known {
+                Some(&id) => id,
+                None => {
+                    let id =
+                        u32::try_from(self.groups).map_err(|_| Error::Overflow("group count"))?;
+                    match short {
+                        Some(k) => self.short.insert(k, id),
+                        None => self.map.insert(buf.clone(), id),
+                    };
+                    self.group_values.push(keys.iter().map(|k| k.scalar_at(i)).collect());
+                    self.groups += 1;
+                    id
+                }
+            };
+            ids.push(id);
+        }
+        self.aggs.grow(self.groups);
+        Ok(ids)
+    }
+
+    fn finish(&mut self) -> Result<Vec<VecCol>> {
+        let mut cols = Vec::with_capacity(self.schema.len());
+        self.aggs.finish(0..self.groups, &mut cols)?;
+        for (j, e) in self.group_by.iter().enumerate() {
+            let mut col = VecCol::new(e.et, self.groups);
+            for gv in &self.group_values {
+                col.push_scalar(gv.get(j).unwrap_or(&Scalar::Null));
+            }
+            cols.push(col);
+        }
+        Ok(cols)
+    }
+}
+
+impl Executor for AggregationExecutor {
+    fn schema(&self) -> &[FieldType] {
+        &self.schema
+    }
+
+    fn next_batch(&mut self, hint: usize, env: &mut ExecEnv<'_>) -> Result<BatchResult> {
+        let start = Instant::now();
+        if self.output.is_none() {
+            loop {
+                let mut r = self.child.next_batch(BATCH_MAX_SIZE, env)?;
+                self.consume_batch(&mut r.batch, env.ctx)?;
+                if r.drained {
+                    self.paging_drained = self.child.paging_drained();
+                    break;
+                }
+                if self.paging_size.is_some_and(|p| self.groups as u64 >= p) {
+                    self.paging_drained = true;
+                    break;
+                }
+            }
+            self.output = Some((self.finish()?, 0));
+        }
+        let Some((cols, pos)) = self.output.as_mut() else {
+            return Err(Error::invalid("aggregation output missing"));
+        };
+        // Under paging the groups come out in one batch, as TiKV's: the page may not end
+        // between them.
+        let take = if self.paging_size.is_some() { usize::MAX } else { hint.max(1) };
+        let end = pos.saturating_add(take).min(self.groups);
+        let rows: Vec<u32> = (*pos as u32..end as u32).collect();
+        let out: Vec<VecCol> = cols.iter().map(|c| c.gather(&rows)).collect();
+        *pos = end;
+        self.stats.record(start, rows.len());
+        Ok(BatchResult { batch: batch_of(out, rows.len()), drained: end >= self.groups })
+    }
+
+    fn collect_stats(&self, sink: &mut Vec<ExecStats>) {
+        self.child.collect_stats(sink);
+        sink.push(self.stats);
+    }
+
+    fn scan_counters(&self) -> &ScanCounters {
+        self.child.scan_counters()
+    }
+
+    fn paging_drained(&self) -> bool {
+        self.paging_drained
+    }
+
+    fn holds_state(&self) -> bool {
+        self.output.as_ref().is_some_and(|(_, pos)| *pos < self.groups)
+    }
+}
