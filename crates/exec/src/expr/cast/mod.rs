@@ -7,6 +7,12 @@ mod to_time;
 
 pub use to_string::real_to_string;
 
+/// A string read as a double the way TiKV's `as_mysql_bool` and string-to-real cast read it
+/// (longest numeric prefix, a truncation for the rest).
+pub(crate) fn bytes_as_real(s: &[u8], ctx: &mut EvalContext) -> Result<f64> {
+    num::str_to_real(s, ctx)
+}
+
 use rcop_datum::decimal::RoundMode;
 use rcop_datum::{Decimal, Duration, Res, Time};
 
