@@ -19,10 +19,10 @@ use rcop_datum::{Decimal, Duration, Res, Time};
 use crate::column::{BytesT, DecT, DurT, IntT, RealT, TimeT, VecCol};
 use crate::ctx::EvalContext;
 use crate::error::{Error, Result};
+use crate::expr::build::NodeKind;
 use crate::expr::kernel::{dec_res, map1};
 use crate::expr::registry::{Args, Call, Registry};
 use crate::expr::sig::type_at;
-use crate::expr::build::NodeKind;
 use crate::expr::value::Value;
 use crate::types::{EvalType, FieldType};
 use rcop_datum::chunk::mysql_type as mt;
@@ -61,7 +61,7 @@ fn cast_kernel(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
     let from_ft = c.arg_ft(0);
     // A constant binary string (`x'010203'`, `b'1'`) is a number to TiKV.
     let literal = matches!(c.func.children.first().map(|n| &n.kind), Some(NodeKind::Const(_)))
-        && from_ft.collate == 63
+        && matches!(from_ft.collate, 63 | -63)
         && matches!(from_ft.tp, mt::VAR_STRING | mt::STRING | mt::VARCHAR);
     if literal && from == EvalType::Bytes && matches!(to, EvalType::Int | EvalType::Real) {
         let unsigned = c.ft.is_unsigned();
@@ -184,9 +184,9 @@ pub fn cast(
             let r = t.round_frac(0)?;
             Ok(Some(to_time::time_number(&r) as i64))
         }),
-        (T::DateTime, T::Real) => {
-            map1::<TimeT, RealT>(n, v.arg()?, ctx, |t, _| Ok(Some(to_time::time_decimal(&t)?.as_f64())))
-        }
+        (T::DateTime, T::Real) => map1::<TimeT, RealT>(n, v.arg()?, ctx, |t, _| {
+            Ok(Some(to_time::time_decimal(&t)?.as_f64()))
+        }),
         (T::DateTime, T::Decimal) => map1::<TimeT, DecT>(n, v.arg()?, ctx, |t, ctx| {
             fit_decimal(to_time::time_decimal(&t)?, to_ft, ctx).map(Some)
         }),
@@ -202,9 +202,9 @@ pub fn cast(
             let r = d.round_frac(0)?;
             Ok(Some(to_time::duration_number(&r)))
         }),
-        (T::Duration, T::Real) => {
-            map1::<DurT, RealT>(n, v.arg()?, ctx, |d, _| Ok(Some(to_time::duration_decimal(&d)?.as_f64())))
-        }
+        (T::Duration, T::Real) => map1::<DurT, RealT>(n, v.arg()?, ctx, |d, _| {
+            Ok(Some(to_time::duration_decimal(&d)?.as_f64()))
+        }),
         (T::Duration, T::Decimal) => map1::<DurT, DecT>(n, v.arg()?, ctx, |d, ctx| {
             fit_decimal(to_time::duration_decimal(&d)?, to_ft, ctx).map(Some)
         }),
@@ -223,9 +223,9 @@ pub fn cast(
         (T::Real, T::DateTime) => map1::<RealT, TimeT>(n, v.arg()?, ctx, |x, ctx| {
             to_time::parse_time(&format!("{x}"), to_ft, ctx)
         }),
-        (T::Decimal, T::DateTime) => {
-            map1::<DecT, TimeT>(n, v.arg()?, ctx, |x, ctx| to_time::parse_time(&x.to_string(), to_ft, ctx))
-        }
+        (T::Decimal, T::DateTime) => map1::<DecT, TimeT>(n, v.arg()?, ctx, |x, ctx| {
+            to_time::parse_time(&x.to_string(), to_ft, ctx)
+        }),
         (T::Int, T::Duration) => map1::<IntT, DurT>(n, v.arg()?, ctx, |x, ctx| {
             to_time::parse_duration(&x.to_string(), to_ft.fsp(), ctx)
         }),
@@ -280,4 +280,3 @@ pub fn fit_decimal(d: Decimal, ft: &FieldType, ctx: &mut EvalContext) -> Result<
     }
     Ok(rounded)
 }
-

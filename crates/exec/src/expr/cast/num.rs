@@ -258,7 +258,10 @@ mod tests {
         assert_eq!(str_to_int(b" 42", false, &mut ctx).unwrap(), 42);
         assert_eq!(str_to_int(b"-7", false, &mut ctx).unwrap(), -7);
         assert!(str_to_int(b"12abc", false, &mut ctx).is_err());
-        assert_eq!(str_to_int(b"18446744073709551616", false, &mut ctx), Err(Error::Overflow("BIGINT")));
+        assert_eq!(
+            str_to_int(b"18446744073709551616", false, &mut ctx),
+            Err(Error::Overflow("BIGINT"))
+        );
         let mut c = select();
         assert_eq!(str_to_int(b"12abc", false, &mut c).unwrap(), 12);
         assert_eq!(codes(&mut c), [1292]);

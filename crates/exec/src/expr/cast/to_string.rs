@@ -34,7 +34,7 @@ pub(super) fn fit_string(mut s: Vec<u8>, ft: &FieldType, ctx: &mut EvalContext) 
     let Ok(flen) = usize::try_from(ft.flen) else {
         return Ok(s);
     };
-    let binary = ft.collate == BINARY;
+    let binary = matches!(ft.collate, BINARY | -63);
     if binary {
         if s.len() > flen {
             ctx.truncated(Error::DataTooLong { flen, len: s.len() })?;

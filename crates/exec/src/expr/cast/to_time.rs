@@ -15,7 +15,11 @@ use super::truncated;
 /// A string or a number's text read as a date/time of the target type: an invalid one is
 /// NULL after TiKV's invalid-time handling, a zero date (or a zero month or day) follows the
 /// SQL mode's NO_ZERO_DATE / NO_ZERO_IN_DATE.
-pub(super) fn parse_time(s: &str, to_ft: &FieldType, ctx: &mut EvalContext) -> Result<Option<Time>> {
+pub(super) fn parse_time(
+    s: &str,
+    to_ft: &FieldType,
+    ctx: &mut EvalContext,
+) -> Result<Option<Time>> {
     let (tp, fsp) = (to_ft.time_type(), to_ft.fsp());
     let t = if s == "0" { Time::zero(tp, fsp) } else { Time::parse(s.trim(), tp, fsp) };
     match t {
@@ -119,4 +123,3 @@ pub(super) fn duration_decimal(d: &Duration) -> Result<Decimal> {
     let f = dec_res(f.round(i8::try_from(d.fsp()).unwrap_or(6), RoundMode::HalfUp))?;
     dec_res(if d.is_neg() { whole.sub(&f) } else { whole.add(&f) })
 }
-
