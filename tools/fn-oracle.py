@@ -93,7 +93,7 @@ def sql_value(cell, ty):
 
 
 def is_string(ty):
-    return parse_type(ty)[0] in ("varchar", "char", "varbinary", "text", "blob")
+    return parse_type(ty)[0] in ("varchar", "char", "varbinary", "binary", "text", "blob")
 
 
 def statements(fns):

@@ -22,6 +22,10 @@ pub const FLAG_DIVIDED_BY_ZERO_AS_WARNING: u64 = 1 << 8;
 pub const MODE_STRICT_TRANS_TABLES: u64 = 1 << 21;
 /// SQL mode bit: STRICT_ALL_TABLES.
 pub const MODE_STRICT_ALL_TABLES: u64 = 1 << 22;
+/// SQL mode bit: NO_ZERO_IN_DATE.
+pub const MODE_NO_ZERO_IN_DATE: u64 = 1 << 23;
+/// SQL mode bit: NO_ZERO_DATE.
+pub const MODE_NO_ZERO_DATE: u64 = 1 << 24;
 /// SQL mode bit: ERROR_FOR_DIVISION_BY_ZERO.
 pub const MODE_ERROR_FOR_DIVISION_BY_ZERO: u64 = 1 << 26;
 
@@ -83,7 +87,8 @@ impl EvalConfig {
         })
     }
 
-    fn is_strict(&self) -> bool {
+    /// True under STRICT_TRANS_TABLES or STRICT_ALL_TABLES.
+    pub fn is_strict(&self) -> bool {
         self.sql_mode & (MODE_STRICT_TRANS_TABLES | MODE_STRICT_ALL_TABLES) != 0
     }
 }
@@ -137,6 +142,32 @@ impl EvalContext {
         } else {
             Err(e)
         }
+    }
+
+    /// An invalid date/time value (the result is NULL): an error in a strict INSERT, UPDATE
+    /// or DELETE, a warning otherwise (TiKV's `handle_invalid_time_error`).
+    pub fn invalid_time(&mut self, e: Error) -> Result<()> {
+        let writes = self.cfg.flags & (FLAG_IN_INSERT_STMT | FLAG_IN_UPDATE_OR_DELETE_STMT) != 0;
+        if writes && self.cfg.is_strict() {
+            return Err(e);
+        }
+        self.warn(&e);
+        Ok(())
+    }
+
+    /// A zero date (`0000-00-00`) under the SQL mode: `None` when NO_ZERO_DATE is off (the
+    /// zero date stands), else a warning and `Some(true)` to keep the zero date (not strict,
+    /// or IGNORE_TRUNCATE) or `Some(false)` for an invalid value (strict), as TiKV's
+    /// `handle_zero_date`.
+    pub fn zero_date(&mut self) -> Option<bool> {
+        if self.cfg.sql_mode & MODE_NO_ZERO_DATE == 0 {
+            return None;
+        }
+        if !self.cfg.is_strict() || self.cfg.flags & FLAG_IGNORE_TRUNCATE != 0 {
+            self.warn(&Error::DataTruncated);
+            return Some(true);
+        }
+        Some(false)
     }
 
     /// A division by zero (the result is NULL): an error only in strict INSERT/UPDATE/DELETE

@@ -12,6 +12,10 @@ pub const ER_DIVISION_BY_ZERO: i32 = 1365;
 pub const ER_TRUNCATED_WRONG_VALUE: i32 = 1292;
 /// MySQL error code of a NULL in a NOT NULL column (`ER_BAD_NULL_ERROR`).
 pub const ER_BAD_NULL: i32 = 1048;
+/// MySQL warning code of a value cut to fit its type (`WARN_DATA_TRUNCATED`).
+pub const WARN_DATA_TRUNCATED: i32 = 1265;
+/// MySQL error code of a string longer than its type (`ER_DATA_TOO_LONG`).
+pub const ER_DATA_TOO_LONG: i32 = 1406;
 
 /// The kinds of things a request can use that the engine may not implement: what an
 /// [`Error::Unsupported`] names, and what the capability check ([`crate::check_dag`])
@@ -130,6 +134,28 @@ pub enum Error {
         /// The offending value, shortened.
         value: String,
     },
+    /// A string longer than the result type's length, cut to it (MySQL error 1406).
+    #[error("Data Too Long, field len {flen}, data len {len}")]
+    DataTooLong {
+        /// The type's length (characters, or bytes for a binary string).
+        flen: usize,
+        /// The value's length in the same unit.
+        len: usize,
+    },
+    /// A value was cut to fit its type (MySQL warning 1265).
+    #[error("Data truncated")]
+    DataTruncated,
+    /// A string, number or time that is not a valid date/time (MySQL error 1292).
+    #[error("Incorrect datetime value: '{0}'")]
+    IncorrectDatetime(String),
+    /// `CAST(… AS SIGNED)` of an integer string above the signed range wrapped to a negative
+    /// value (TiKV's warning, code 1105).
+    #[error("Cast to signed converted positive out-of-range integer to it's negative complement")]
+    CastAsSignedOverflow,
+    /// `CAST(… AS UNSIGNED)` of a negative integer string wrapped to a positive value
+    /// (TiKV's warning, code 1105).
+    #[error("Cast to unsigned converted negative integer to it's positive complement")]
+    CastNegIntAsUnsigned,
     /// The scan source failed.
     #[error(transparent)]
     Scan(#[from] ScanError),
@@ -141,7 +167,9 @@ impl Error {
         match self {
             Error::Overflow(_) => ER_DATA_OUT_OF_RANGE,
             Error::DivisionByZero => ER_DIVISION_BY_ZERO,
-            Error::Truncated { .. } => ER_TRUNCATED_WRONG_VALUE,
+            Error::Truncated { .. } | Error::IncorrectDatetime(_) => ER_TRUNCATED_WRONG_VALUE,
+            Error::DataTooLong { .. } => ER_DATA_TOO_LONG,
+            Error::DataTruncated => WARN_DATA_TRUNCATED,
             Error::MissingColumn { .. } => ER_BAD_NULL,
             _ => ER_UNKNOWN,
         }

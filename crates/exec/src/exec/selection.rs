@@ -8,6 +8,7 @@ use crate::ctx::EvalContext;
 use crate::error::Result;
 use crate::exec::{BatchResult, ExecEnv, ExecStats, Executor, ScanCounters};
 use crate::expr::eval::Value;
+use crate::expr::eval::truth_at;
 use crate::expr::{Node, eval};
 use crate::types::FieldType;
 
@@ -49,9 +50,9 @@ impl SelectionExecutor {
     }
 }
 
-/// Keeps `logical[i]` where the condition value at `i` is true (non-NULL, non-zero).
-fn keep_true(logical: &mut Vec<u32>, v: &Value<'_>, ctx: &EvalContext) -> Result<()> {
-    let _ = ctx;
+/// Keeps `logical[i]` where the condition value at `i` is true: TiKV's `as_mysql_bool`
+/// ([`truth_at`]), numbers on the fast paths here.
+fn keep_true(logical: &mut Vec<u32>, v: &Value<'_>, ctx: &mut EvalContext) -> Result<()> {
     let col = match v {
         Value::Scalar(s) => {
             let t = match s {
@@ -59,7 +60,7 @@ fn keep_true(logical: &mut Vec<u32>, v: &Value<'_>, ctx: &EvalContext) -> Result
                 Scalar::Int(x) => *x != 0,
                 Scalar::Real(x) => *x != 0.0,
                 Scalar::Decimal(d) => !d.is_zero(),
-                _ => crate::expr::eval::is_true_at(v, 0)?,
+                _ => truth_at(v, 0, ctx)?,
             };
             if !t {
                 logical.clear();
@@ -97,10 +98,10 @@ fn keep_true(logical: &mut Vec<u32>, v: &Value<'_>, ctx: &EvalContext) -> Result
             k
         }),
         _ => {
-            // Other types are first cast by TiDB; treat them by their scalar truth value.
+            // Strings, times and durations (TiDB pushes them uncast as conditions).
             let mut keep = Vec::with_capacity(logical.len());
             for j in 0..logical.len() {
-                keep.push(crate::expr::eval::is_true_at(v, j)?);
+                keep.push(truth_at(v, j, ctx)?);
             }
             logical.retain(|_| {
                 let k = keep.get(i).copied().unwrap_or(false);
@@ -166,5 +167,45 @@ impl Executor for SelectionExecutor {
 
     fn holds_state(&self) -> bool {
         self.child.holds_state()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::column::{BytesT, DurT, Elem, TimeT, VecCol};
+    use crate::ctx::{EvalConfig, FLAG_TRUNCATE_AS_WARNING};
+    use crate::types::EvalType;
+    use rcop_datum::{Duration, Time, TimeType};
+
+    fn kept(v: &Value<'_>, n: usize, ctx: &mut EvalContext) -> Vec<u32> {
+        let mut logical: Vec<u32> = (0..n as u32).collect();
+        keep_true(&mut logical, v, ctx).unwrap();
+        logical
+    }
+
+    #[test]
+    fn strings_times_and_durations_as_mysql_bools() {
+        let mut ctx =
+            EvalContext::new(EvalConfig { flags: FLAG_TRUNCATE_AS_WARNING, ..Default::default() });
+        let mut s = VecCol::new(EvalType::Bytes, 6);
+        for x in [&b""[..], b"0", b"0.0", b"abc", b"1abc", b" 2.5"] {
+            BytesT::push(&mut s, Some(x));
+        }
+        BytesT::push(&mut s, None);
+        assert_eq!(kept(&Value::Owned(s), 7, &mut ctx), [4, 5]);
+        // 'abc' and '1abc' are truncations; '' is not.
+        assert_eq!(ctx.take_warnings().1, 2);
+        let mut t = VecCol::new(EvalType::DateTime, 2);
+        TimeT::push(&mut t, Some(Time::zero(TimeType::DateTime, 0).unwrap()));
+        TimeT::push(&mut t, Some(Time::parse("2020-01-02", TimeType::Date, 0).unwrap()));
+        assert_eq!(kept(&Value::Owned(t), 2, &mut ctx), [1]);
+        let mut d = VecCol::new(EvalType::Duration, 3);
+        for x in ["00:00:00", "-00:00:00.1", "01:00:00"] {
+            DurT::push(&mut d, Some(Duration::parse(x, 1).unwrap()));
+        }
+        assert_eq!(kept(&Value::Owned(d), 3, &mut ctx), [1, 2]);
+        let c = Value::Scalar(Scalar::Bytes(b"0x".to_vec()));
+        assert!(kept(&c, 3, &mut ctx).is_empty());
     }
 }

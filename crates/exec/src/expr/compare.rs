@@ -115,7 +115,7 @@ fn compare_kernel(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
             let (ua, ub) = (c.arg_ft(0).is_unsigned(), c.arg_ft(1).is_unsigned());
             compare::<IntT>(n, op, x.arg()?, y.arg()?, |p, q| cmp_int(p, ua, q, ub))
         }
-        EvalType::Real => compare::<RealT>(n, op, x.arg()?, y.arg()?, |p, q| p.total_cmp(&q)),
+        EvalType::Real => compare::<RealT>(n, op, x.arg()?, y.arg()?, cmp_real),
         EvalType::Decimal => compare::<DecT>(n, op, x.arg()?, y.arg()?, |p, q| p.cmp(q)),
         EvalType::Bytes => {
             let coll = match c.meta() {
@@ -147,6 +147,13 @@ pub fn cmp_int(a: i64, a_unsigned: bool, b: i64, b_unsigned: bool) -> Ordering {
     }
 }
 
+/// Double comparison as MySQL and TiKV (`NotNan`'s order): `-0 = 0`. A NaN (which no SQL
+/// value is) falls back to the total order so the comparison stays deterministic.
+#[inline]
+pub fn cmp_real(a: f64, b: f64) -> Ordering {
+    a.partial_cmp(&b).unwrap_or_else(|| a.total_cmp(&b))
+}
+
 /// A comparison kernel: every slot computed, then NULLs merged (NullEQ handles NULLs itself).
 pub fn compare<'a, E: Elem>(
     n: usize,
@@ -174,7 +181,7 @@ pub fn compare<'a, E: Elem>(
 fn scalar_eq(a: &Scalar, b: &Scalar, coll: Collation) -> bool {
     match (a, b) {
         (Scalar::Bytes(x), Scalar::Bytes(y)) => coll.compare(x, y) == Ordering::Equal,
-        (Scalar::Real(x), Scalar::Real(y)) => x == y,
+        (Scalar::Real(x), Scalar::Real(y)) => cmp_real(*x, *y) == Ordering::Equal,
         _ => a == b,
     }
 }
@@ -226,4 +233,23 @@ fn in_list(f: &crate::expr::build::Func, args: &[Value<'_>], n: usize) -> Result
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn negative_zero_equals_zero() {
+        assert_eq!(cmp_real(-0.0, 0.0), Ordering::Equal);
+        assert_eq!(cmp_real(-1.0, 0.0), Ordering::Less);
+        assert_eq!(cmp_real(f64::NAN, f64::NAN), Ordering::Equal);
+        let valid = Bitmap::all_valid(3);
+        let a: Arg<'_, RealT> = Arg::Col { s: &[-0.0, 0.0, 1.0], valid: &valid };
+        let b: Arg<'_, RealT> = Arg::Const(Some(0.0));
+        let eq = compare::<RealT>(3, CmpOp::Eq, a, b, cmp_real);
+        assert_eq!(eq.data, ColData::Int(vec![1, 1, 0]));
+        let lt = compare::<RealT>(3, CmpOp::Lt, a, b, cmp_real);
+        assert_eq!(lt.data, ColData::Int(vec![0, 0, 0]));
+    }
 }

@@ -10,7 +10,7 @@ use crate::expr::registry::Call;
 use crate::types::{EvalType, FieldType};
 
 pub use crate::expr::compare::cmp_int;
-pub use crate::expr::kernel::{dec_res, is_true_at};
+pub use crate::expr::kernel::{dec_res, truth_at};
 pub use crate::expr::value::Value;
 
 /// Evaluates `node` over the logical rows of `batch`. Every column the node reads must have

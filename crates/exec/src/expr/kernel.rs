@@ -146,11 +146,6 @@ pub fn valid2<A: Elem, B: Elem>(n: usize, a: &Arg<'_, A>, b: &Arg<'_, B>) -> Bit
     v
 }
 
-/// `v`, or an overflow error when it is infinite or NaN.
-pub fn finite(v: f64) -> Result<f64> {
-    if v.is_finite() { Ok(v) } else { Err(Error::Overflow("DOUBLE")) }
-}
-
 /// Unwraps a decimal result: truncation is accepted, overflow is an error.
 pub fn dec_res(r: rcop_datum::Res<Decimal>) -> Result<Decimal> {
     match r {
@@ -174,6 +169,22 @@ pub fn int_from_dec(d: &Decimal, unsigned: bool) -> Result<i64> {
             rcop_datum::Res::Overflow(_) => Err(Error::Overflow("BIGINT")),
         }
     }
+}
+
+/// TiKV's `as_mysql_bool` of row `i` of a condition value of any type: NULL is false, a
+/// number is true when non-zero, a string when it is non-empty and reads as a non-zero
+/// double (a truncation warning for text that is not a number), a date/time or duration
+/// when it is not zero.
+pub fn truth_at(v: &Value<'_>, i: usize, ctx: &mut EvalContext) -> Result<bool> {
+    Ok(match v.scalar_at(i) {
+        Scalar::Null => false,
+        Scalar::Int(x) => x != 0,
+        Scalar::Real(x) => x != 0.0,
+        Scalar::Decimal(d) => !d.is_zero(),
+        Scalar::Bytes(b) => !b.is_empty() && crate::expr::cast::bytes_as_real(&b, ctx)? != 0.0,
+        Scalar::DateTime(t) => !t.is_zero(),
+        Scalar::Duration(d) => d.nanos() != 0,
+    })
 }
 
 /// Truthiness of row `i` of a condition value (Int, Real or Decimal); NULL is false.

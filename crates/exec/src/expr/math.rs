@@ -67,14 +67,20 @@ fn divide_real(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
             ctx.division_by_zero()?;
             return Ok(None);
         }
-        crate::expr::kernel::finite(p / q).map(Some)
+        let r = p / q;
+        if r.is_infinite() {
+            // TiKV's RealDivide: an overflow under the flags (a warning in a SELECT), NULL.
+            ctx.overflow(Error::Overflow("DOUBLE"))?;
+            return Ok(None);
+        }
+        Ok(Some(r))
     })
 }
 
 fn mod_real(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
-    map2::<RealT, RealT, RealT>(c.n, c.typed(0)?, c.typed(1)?, ctx, |p, q, ctx| {
+    // TiKV's RealMod: MOD by zero is NULL without a warning.
+    map2::<RealT, RealT, RealT>(c.n, c.typed(0)?, c.typed(1)?, ctx, |p, q, _| {
         if q == 0.0 {
-            ctx.division_by_zero()?;
             return Ok(None);
         }
         Ok(Some(p % q))
@@ -114,8 +120,17 @@ fn divide_decimal(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
             ctx.division_by_zero()?;
             Ok(None)
         }
-        Some(r) => dec_res(r).map(Some),
+        Some(r) => dec_overflow(r, ctx).map(Some),
     })
+}
+
+/// A decimal quotient or remainder: an overflow is handled by the flags (TiKV's
+/// `into_result_with_overflow_err`: a warning in a SELECT, the clamped value kept).
+fn dec_overflow(r: rcop_datum::Res<Decimal>, ctx: &mut EvalContext) -> Result<Decimal> {
+    if r.is_overflow() {
+        ctx.overflow(Error::Overflow("DECIMAL"))?;
+    }
+    Ok(r.value())
 }
 
 fn mod_decimal(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
@@ -124,23 +139,34 @@ fn mod_decimal(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
             ctx.division_by_zero()?;
             Ok(None)
         }
-        Some(r) => dec_res(r).map(Some),
+        Some(r) => dec_overflow(r, ctx).map(Some),
     })
 }
 
 fn int_divide_decimal(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
+    // TiKV divides as MySQL's do_div_mod (digits truncated, never rounded, whatever
+    // div_precision_increment is) and takes the integer part: the exact truncated quotient,
+    // computed here as (p − p MOD q) / q, an exact division. Past BIGINT an error.
     let unsigned = c.ft.is_unsigned();
-    map2::<DecT, DecT, IntT>(c.n, c.typed(0)?, c.typed(1)?, ctx, |p, q, ctx| match p.div(q, 0) {
-        None => {
+    map2::<DecT, DecT, IntT>(c.n, c.typed(0)?, c.typed(1)?, ctx, |p, q, ctx| {
+        let Some(rem) = p.rem(q) else {
             ctx.division_by_zero()?;
-            Ok(None)
+            return Ok(None);
+        };
+        let whole = dec_res(p.sub(&dec_res(rem)?))?;
+        let d = match whole.div(q, 0) {
+            None => return Ok(None),
+            Some(rcop_datum::Res::Overflow(d)) => {
+                ctx.overflow(Error::Overflow("DECIMAL"))?;
+                d
+            }
+            Some(r) => r.value(),
+        };
+        let t = dec_res(d.round(0, rcop_datum::decimal::RoundMode::Truncate))?;
+        if unsigned && t.is_zero() {
+            return Ok(Some(0));
         }
-        Some(_) => {
-            // Integer division truncates: divide exactly enough digits, then truncate.
-            let d = dec_res(p.div(q, 9).unwrap_or(rcop_datum::Res::Ok(Decimal::zero())))?;
-            let t = dec_res(d.round(0, rcop_datum::decimal::RoundMode::Truncate))?;
-            int_from_dec(&t, unsigned).map(Some)
-        }
+        int_from_dec(&t, unsigned).map(Some)
     })
 }
 
@@ -272,22 +298,21 @@ fn int_arith(
             i64::try_from(r).map_err(|_| Error::Overflow("BIGINT"))
         }
     };
-    map2::<IntT, IntT, IntT>(n, x.arg()?, y.arg()?, ctx, |a, b, ctx| {
+    map2::<IntT, IntT, IntT>(n, x.arg()?, y.arg()?, ctx, |a, b, _| {
         let (a, b) = (wide(a, lu), wide(b, ru));
         let r = match s {
             203 | 219..=222 => a + b,
             207 | 227..=233 => a - b,
             210 | 218 => a.checked_mul(b).ok_or(Error::Overflow("BIGINT"))?,
+            // TiKV's IntDivide*/Mod*: by zero is NULL without a warning.
             213 | 234..=237 => {
                 if b == 0 {
-                    ctx.division_by_zero()?;
                     return Ok(None);
                 }
                 a / b
             }
             _ => {
                 if b == 0 {
-                    ctx.division_by_zero()?;
                     return Ok(None);
                 }
                 a % b

@@ -120,6 +120,8 @@ pub fn parse_type(ty: &str) -> tipb::FieldType {
         "varchar" => tipb::FieldType { flen: Some(a(0, 255)), ..ft_str(-46) },
         "char" => tipb::FieldType { flen: Some(a(0, 1)), collate: Some(-46), ..ft(mt::STRING) },
         "varbinary" => tipb::FieldType { flen: Some(a(0, 255)), ..ft_str(63) },
+        "binary" => tipb::FieldType { flen: Some(a(0, 1)), collate: Some(63), ..ft(mt::STRING) },
+        "year" => tipb::FieldType { flen: Some(4), decimal: Some(0), ..ft(mt::YEAR) },
         "date" => tipb::FieldType { decimal: Some(0), ..ft(mt::DATE) },
         "datetime" => tipb::FieldType { decimal: Some(a(0, 0)), ..ft(mt::DATETIME) },
         "timestamp" => tipb::FieldType { decimal: Some(a(0, 0)), ..ft(mt::TIMESTAMP) },
