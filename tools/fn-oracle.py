@@ -14,6 +14,7 @@ The file format is in testdata/functions/README.md.
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tomllib
@@ -131,8 +132,9 @@ def run(stmts):
     first = len(script) + 1
     for sid, sql in stmts:
         script.append(f"SELECT 'M', '{sid}' FROM one; {sql} SHOW COUNT(*) WARNINGS;")
-    args = os.environ["MARIADB_CLI"].split() + ["--force", "--raw"]
-    p = subprocess.run(["mariadb", *args], input="\n".join(script) + "\n", capture_output=True,
+    # MARIADB_CLI (from tools/mariadb.sh) is the whole client command line.
+    cli = shlex.split(os.environ["MARIADB_CLI"]) + ["--force", "--raw"]
+    p = subprocess.run(cli, input="\n".join(script) + "\n", capture_output=True,
                        text=True, encoding="utf-8", errors="surrogateescape")
     errors = {}
     for line in p.stderr.splitlines():
