@@ -18,7 +18,8 @@ pub fn cmp_scalar(a: &Scalar, b: &Scalar, ft: &FieldType) -> Ordering {
         (Scalar::Null, _) => Ordering::Less,
         (_, Scalar::Null) => Ordering::Greater,
         (Scalar::Int(x), Scalar::Int(y)) => cmp_int(*x, ft.is_unsigned(), *y, ft.is_unsigned()),
-        (Scalar::Real(x), Scalar::Real(y)) => x.total_cmp(y),
+        // -0 and 0 are equal, as in comparisons (TiKV orders them as one value).
+        (Scalar::Real(x), Scalar::Real(y)) => crate::expr::compare::cmp_real(*x, *y),
         (Scalar::Decimal(x), Scalar::Decimal(y)) => x.cmp(y),
         (Scalar::Bytes(x), Scalar::Bytes(y)) => {
             ft.collation().unwrap_or(Collation::Binary).compare(x, y)
