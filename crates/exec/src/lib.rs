@@ -89,7 +89,7 @@ pub use engine::{
 };
 pub use error::{Error, Feature, Result};
 pub use exec::{
-    AggregationExecutor, BatchResult, ExecEnv, ExecStats, Executor, LimitExecutor,
+    AggregationExecutor, BatchResult, ExecEnv, ExecStats, Executor, IndexScanExecutor, LimitExecutor,
     ProjectionExecutor, RawRows, ScanCounters, SelectionExecutor, TableScanExecutor, TopNExecutor,
 };
 pub use expr::build::build as build_expr;

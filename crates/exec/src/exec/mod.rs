@@ -1,8 +1,10 @@
 //! Batch executors: the small pull interface and its implementations.
 
 mod agg;
+mod index_scan;
 mod limit;
 mod projection;
+mod raw;
 mod selection;
 mod table_scan;
 mod top_n;
@@ -10,11 +12,13 @@ mod top_n;
 use std::time::Instant;
 
 pub use agg::AggregationExecutor;
+pub use index_scan::IndexScanExecutor;
 pub(crate) use agg::{AGG_MODES, aggregate_functions, require_collation};
 pub use limit::LimitExecutor;
 pub use projection::ProjectionExecutor;
+pub use raw::RawRows;
 pub use selection::SelectionExecutor;
-pub use table_scan::{RawRows, ScanCounters, TableScanExecutor};
+pub use table_scan::{ScanCounters, TableScanExecutor};
 pub use top_n::TopNExecutor;
 
 use crate::batch::Batch;
