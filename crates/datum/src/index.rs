@@ -104,11 +104,8 @@ pub struct IndexValueParts<'a> {
 /// A corrupt tail length, a truncated common handle or partition id, or bytes after the
 /// options that are none of them.
 pub fn split_index_value(value: &[u8], version: u8) -> Result<IndexValueParts<'_>> {
-    let tail_len = usize::from(*value.first().ok_or(Error::Eof {
-        what: "index value",
-        need: 1,
-        have: 0,
-    })?);
+    let tail_len =
+        usize::from(*value.first().ok_or(Error::Eof { what: "index value", need: 1, have: 0 })?);
     if tail_len >= value.len() {
         return Err(bad_tail());
     }
@@ -127,7 +124,11 @@ pub fn split_index_value(value: &[u8], version: u8) -> Result<IndexValueParts<'_
         parts.common_handle = handle;
         rest = after.get(n..).unwrap_or_default();
     } else if rest.first() == Some(&COMMON_HANDLE_FLAG) {
-        return Err(Error::Eof { what: "index value common handle length", need: 3, have: rest.len() });
+        return Err(Error::Eof {
+            what: "index value common handle length",
+            need: 3,
+            have: rest.len(),
+        });
     }
     if rest.first() == Some(&PARTITION_ID_FLAG) {
         let mut r = Reader::new(rest.get(1..).unwrap_or_default());
@@ -142,7 +143,10 @@ pub fn split_index_value(value: &[u8], version: u8) -> Result<IndexValueParts<'_
         rest = &[];
     }
     if !rest.is_empty() {
-        return Err(Error::Invalid { what: "index value", reason: "unexpected bytes after the options" });
+        return Err(Error::Invalid {
+            what: "index value",
+            reason: "unexpected bytes after the options",
+        });
     }
     Ok(parts)
 }
@@ -390,8 +394,8 @@ mod tests {
         assert_eq!(ours, v);
         // Unique i_ub: tail 8 holding handle 1.
         let v = [
-            0x8, 0x80, 0x0, 0x1, 0x0, 0x0, 0x0, 0x2, 0x2, 0x0, 0x61, 0x20, 0x0, 0x0, 0x0, 0x0,
-            0x0, 0x0, 0x0, 0x1,
+            0x8, 0x80, 0x0, 0x1, 0x0, 0x0, 0x0, 0x2, 0x2, 0x0, 0x61, 0x20, 0x0, 0x0, 0x0, 0x0, 0x0,
+            0x0, 0x0, 0x1,
         ];
         let p = split_index_value(&v, index_version(&v).unwrap()).unwrap();
         assert_eq!(p.tail, [0, 0, 0, 0, 0, 0, 0, 1]);

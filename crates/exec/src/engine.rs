@@ -331,8 +331,7 @@ pub const ENCODE_TYPES: &[tipb::EncodeType] =
     &[tipb::EncodeType::TypeDefault, tipb::EncodeType::TypeChunk];
 
 /// The scans (the first executor of a chain) among [`EXECUTORS`].
-const SCANS: &[tipb::ExecType] =
-    &[tipb::ExecType::TypeTableScan, tipb::ExecType::TypeIndexScan];
+const SCANS: &[tipb::ExecType] = &[tipb::ExecType::TypeTableScan, tipb::ExecType::TypeIndexScan];
 
 /// Builds the executor chain of a DAG (post-order list: scan first).
 pub fn build_executors(

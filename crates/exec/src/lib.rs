@@ -89,8 +89,9 @@ pub use engine::{
 };
 pub use error::{Error, Feature, Result};
 pub use exec::{
-    AggregationExecutor, BatchResult, ExecEnv, ExecStats, Executor, IndexScanExecutor, LimitExecutor,
-    ProjectionExecutor, RawRows, ScanCounters, SelectionExecutor, TableScanExecutor, TopNExecutor,
+    AggregationExecutor, BatchResult, ExecEnv, ExecStats, Executor, IndexScanExecutor,
+    LimitExecutor, ProjectionExecutor, RawRows, ScanCounters, SelectionExecutor, TableScanExecutor,
+    TopNExecutor,
 };
 pub use expr::build::build as build_expr;
 pub use expr::eval::eval as eval_expr;

@@ -21,8 +21,8 @@ use rcop_datum::{Datum, Decimal, Mode, Time, TimeType, key};
 use rcop_exec::{Engine, MemStore};
 use rcop_proto::{coprocessor, tipb};
 use support::dag::{
-    aggregation, agg, col, column_info, dag, default_rows, ft, ft_dec, request, scan,
-    selection, table_range,
+    agg, aggregation, col, column_info, dag, default_rows, ft, ft_dec, request, scan, selection,
+    table_range,
 };
 
 const TID: i64 = 70;
@@ -136,7 +136,13 @@ fn common_handle(r: &Row, layout: Layout) -> Vec<u8> {
 }
 
 /// The index entry TiDB writes for row `r`.
-fn index_entry(r: &Row, index: i64, unique: bool, cols: &[i64], layout: Layout) -> (Vec<u8>, Vec<u8>) {
+fn index_entry(
+    r: &Row,
+    index: i64,
+    unique: bool,
+    cols: &[i64],
+    layout: Layout,
+) -> (Vec<u8>, Vec<u8>) {
     let mut vals = Vec::new();
     for &c in cols {
         key_datum(&mut vals, c, &r.get(c), layout);
@@ -291,16 +297,19 @@ fn check_table(rows: &[Row], layout: Layout) {
     for (index, unique, cols) in INDEXES {
         let ids: Vec<i64> = cols.iter().copied().chain(hids.iter().copied()).collect();
         let w = ids.len();
-        let table = run(&store, vec![tbl_exec(&ids, layout)], w, vec![table_range(TID, None)])
-            .unwrap();
+        let table =
+            run(&store, vec![tbl_exec(&ids, layout)], w, vec![table_range(TID, None)]).unwrap();
         let by_handle: HashMap<String, Vec<Datum>> =
             table.iter().map(|r| (format!("{:?}", &r[cols.len()..]), r.clone())).collect();
         let mut sorted: Vec<&Row> = rows.iter().collect();
         sorted.sort_by_key(|r| index_entry(r, index, unique, cols, layout).0);
         for desc in [false, true] {
-            let got = run(&store, vec![idx_exec(index, &ids, layout, desc, false)], w, vec![
-                index_range(index),
-            ])
+            let got = run(
+                &store,
+                vec![idx_exec(index, &ids, layout, desc, false)],
+                w,
+                vec![index_range(index)],
+            )
             .unwrap();
             assert_eq!(got.len(), rows.len(), "{layout:?} index {index}");
             let mut want_order: Vec<i64> = sorted.iter().map(|r| r.handle).collect();
@@ -377,7 +386,12 @@ fn rows() -> impl Strategy<Value = Vec<Row>> {
         (opt(-8i64..8), 0usize..3, any::<bool>()),
     );
     proptest::collection::vec(row, 0..24).prop_map(|rs| {
-        let days = ["1999-12-31 23:59:59", "2000-01-01 00:00:00", "2024-02-29 12:00:00", "1970-01-02 00:00:01"];
+        let days = [
+            "1999-12-31 23:59:59",
+            "2000-01-01 00:00:00",
+            "2024-02-29 12:00:00",
+            "1970-01-02 00:00:01",
+        ];
         rs.into_iter()
             .enumerate()
             .map(|(i, ((c1, c2null, c3, c4), (c5, c6, c7, c8), (c9, pk_spaces, untouched)))| {
@@ -447,10 +461,12 @@ fn unique_point_ranges_are_point_gets() {
     let full = prefix(&[(4, V::S(b"ab".to_vec())), (2, V::U(5))]);
     let null = prefix(&[(4, V::Null), (2, V::U(5))]);
     for unique in [true, false] {
-        let got = run(&store, vec![idx_exec(2, &ids, Layout::Old, false, unique)], 3, vec![
-            point(&full),
-            point(&null),
-        ])
+        let got = run(
+            &store,
+            vec![idx_exec(2, &ids, Layout::Old, false, unique)],
+            3,
+            vec![point(&full), point(&null)],
+        )
         .unwrap();
         let handles: Vec<Datum> = got.iter().map(|r| r[2].clone()).collect();
         // A point get of the NULL entry's values finds nothing: its key goes on with the handle.
@@ -482,8 +498,11 @@ fn partition_and_physical_table_ids() {
     let mut v = Vec::new();
     encode_index_value_v0(&IndexValueOptions::new().int_handle(9), &mut v);
     let store = MemStore::from_pairs([(k, v)]);
-    assert!(run(&store, vec![e.clone()], 4, vec![index_range(1)]).unwrap_err().contains("partition"));
-    e.idx_scan.as_mut().unwrap().columns = vec![infos[0].clone(), infos[1].clone(), infos[3].clone()];
+    assert!(
+        run(&store, vec![e.clone()], 4, vec![index_range(1)]).unwrap_err().contains("partition")
+    );
+    e.idx_scan.as_mut().unwrap().columns =
+        vec![infos[0].clone(), infos[1].clone(), infos[3].clone()];
     let got = run(&store, vec![e], 3, vec![index_range(1)]).unwrap();
     assert_eq!(got, [vec![Datum::Int(-3), Datum::Int(9), Datum::Int(TID)]]);
 }
@@ -500,19 +519,53 @@ fn entries_tidb_wrote() {
     let long = |c: i32| tipb::FieldType { collate: Some(c), ..ft(mt::LONG) };
     let cases: [(&str, &str, u8, &[u8]); 6] = [
         // i_a (non-unique) and i_ua (unique) over the int column.
-        ("7480000000000000315f698000000000000001 038000000000000001 038000000000000001", "30", mt::LONG, b""),
-        ("7480000000000000355f698000000000000005 038000000000000001", "0000000000000001", mt::LONG, b""),
+        (
+            "7480000000000000315f698000000000000001 038000000000000001 038000000000000001",
+            "30",
+            mt::LONG,
+            b"",
+        ),
+        (
+            "7480000000000000355f698000000000000005 038000000000000001",
+            "0000000000000001",
+            mt::LONG,
+            b"",
+        ),
         // i_b, i_ub over CHAR utf8mb4_bin: the key holds "a", no restored data.
-        ("7480000000000000315f698000000000000002 016100000000000000f8 038000000000000001", "30", mt::STRING, b"a"),
-        ("7480000000000000355f698000000000000006 016100000000000000f8", "0000000000000001", mt::STRING, b"a"),
+        (
+            "7480000000000000315f698000000000000002 016100000000000000f8 038000000000000001",
+            "30",
+            mt::STRING,
+            b"a",
+        ),
+        (
+            "7480000000000000355f698000000000000006 016100000000000000f8",
+            "0000000000000001",
+            mt::STRING,
+            b"a",
+        ),
         // i_b, i_ub over VARCHAR utf8mb4_bin: restored data (TiDB 4.0 layout) holds "a ".
-        ("74800000000000003d5f698000000000000002 016100000000000000f8 038000000000000001", "008000010000000202006120", mt::VARCHAR, b"a "),
-        ("74800000000000003d5f698000000000000006 016100000000000000f8", "0880000100000002020061200000000000000001", mt::VARCHAR, b"a "),
+        (
+            "74800000000000003d5f698000000000000002 016100000000000000f8 038000000000000001",
+            "008000010000000202006120",
+            mt::VARCHAR,
+            b"a ",
+        ),
+        (
+            "74800000000000003d5f698000000000000006 016100000000000000f8",
+            "0880000100000002020061200000000000000001",
+            mt::VARCHAR,
+            b"a ",
+        ),
     ];
     for (i, (k, v, tp, want)) in cases.into_iter().enumerate() {
         let (k, v) = (h(k), h(v));
         let col_id = if tp == mt::LONG { 1 } else { 2 };
-        let f = if tp == mt::LONG { long(63) } else { tipb::FieldType { collate: Some(-46), ..ft(tp) } };
+        let f = if tp == mt::LONG {
+            long(63)
+        } else {
+            tipb::FieldType { collate: Some(-46), ..ft(tp) }
+        };
         let (tid, index_id, _) = key::split_index_key(&k).unwrap();
         let store = MemStore::from_pairs([(k, v)]);
         let infos = vec![column_info(col_id, &f, false), column_info(3, &ft(mt::LONG_LONG), true)];
@@ -541,7 +594,11 @@ fn entries_tidb_wrote() {
         idx_scan: Some(tipb::IndexScan {
             table_id: Some(49),
             index_id: Some(3),
-            columns: vec![column_info(3, &tipb::FieldType { collate: Some(-224), ..ft(mt::STRING) }, false)],
+            columns: vec![column_info(
+                3,
+                &tipb::FieldType { collate: Some(-224), ..ft(mt::STRING) },
+                false,
+            )],
             ..Default::default()
         }),
         ..Default::default()
@@ -625,9 +682,12 @@ fn corrupt_entries_are_typed_errors() {
     ];
     for (v, want) in cases {
         let store = MemStore::from_pairs([(k.clone(), v.to_vec())]);
-        let err = run(&store, vec![idx_exec(2, &ids, Layout::Old, false, false)], 2, vec![
-            index_range(2),
-        ])
+        let err = run(
+            &store,
+            vec![idx_exec(2, &ids, Layout::Old, false, false)],
+            2,
+            vec![index_range(2)],
+        )
         .unwrap_err();
         assert!(err.contains(want), "{v:?}: {err}");
     }

@@ -12,8 +12,8 @@ mod top_n;
 use std::time::Instant;
 
 pub use agg::AggregationExecutor;
-pub use index_scan::IndexScanExecutor;
 pub(crate) use agg::{AGG_MODES, aggregate_functions, require_collation};
+pub use index_scan::IndexScanExecutor;
 pub use limit::LimitExecutor;
 pub use projection::ProjectionExecutor;
 pub use raw::RawRows;

@@ -342,7 +342,12 @@ pub(super) fn push_v2(col: &ScanCol, b: &[u8], out: &mut VecCol, tz: &Tz) -> Res
     Ok(())
 }
 
-pub(super) fn push_datum(col: &ScanCol, r: &mut Reader<'_>, out: &mut VecCol, tz: &Tz) -> Result<()> {
+pub(super) fn push_datum(
+    col: &ScanCol,
+    r: &mut Reader<'_>,
+    out: &mut VecCol,
+    tz: &Tz,
+) -> Result<()> {
     match col.et {
         EvalType::Int => IntT::push(out, dm::decode_int_datum(r)?),
         EvalType::Real => RealT::push(out, dm::decode_float_datum(r)?),

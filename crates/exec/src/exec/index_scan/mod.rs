@@ -97,9 +97,9 @@ impl IndexScanExecutor {
             HandleKind::Int => 1,
             HandleKind::Common(n) => n,
         };
-        let n_index = end.checked_sub(n_handle).ok_or_else(|| {
-            Error::invalid("IndexScan has more handle columns than columns")
-        })?;
+        let n_index = end
+            .checked_sub(n_handle)
+            .ok_or_else(|| Error::invalid("IndexScan has more handle columns than columns"))?;
         let n_raw = if handle == HandleKind::Int { n_index } else { end };
         let mut raw = Vec::with_capacity(n_raw);
         for (i, ft) in fts.iter().enumerate() {
