@@ -3,7 +3,11 @@
 //! scan, exactly the rows a table scan of the same table gives, in index order. Plus corrupt
 //! entries (typed errors, never panics) and entries TiDB itself wrote.
 
-#![expect(clippy::unwrap_used, reason = "fixture builders outside #[test] fns")]
+#![expect(
+    clippy::unwrap_used,
+    clippy::panic,
+    reason = "fixture builders and checks outside #[test] fns"
+)]
 
 mod support;
 
@@ -264,10 +268,8 @@ fn idx_exec(index: i64, ids: &[i64], layout: Layout, desc: bool, unique: bool) -
 
 fn tbl_exec(ids: &[i64], layout: Layout) -> tipb::Executor {
     let mut e = scan(TID, infos(ids, layout), false);
-    if layout == Layout::V1 {
-        if let Some(ts) = e.tbl_scan.as_mut() {
-            ts.primary_column_ids = vec![PK_STR, HANDLE];
-        }
+    if let (Layout::V1, Some(ts)) = (layout, e.tbl_scan.as_mut()) {
+        ts.primary_column_ids = vec![PK_STR, HANDLE];
     }
     e
 }
