@@ -10,6 +10,7 @@
 //! - [`Decimal`] with MySQL semantics, [`Time`] with time zones ([`Tz`]) and [`Duration`];
 //! - row formats v1 and v2 ([`row`]);
 //! - table keys, index keys and the API v2 keyspace prefix ([`key`]);
+//! - index values in every layout TiDB writes ([`index`]);
 //! - the columnar chunk layout of TypeChunk responses ([`chunk`]).
 //!
 //! ```
@@ -33,6 +34,7 @@ pub mod codec;
 pub mod datum;
 pub mod decimal;
 pub mod duration;
+pub mod index;
 pub mod key;
 pub mod row;
 pub mod time;

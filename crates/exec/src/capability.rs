@@ -33,9 +33,10 @@ use crate::types::{Collation, FieldType, collation_name, type_name};
 /// };
 /// let dag = |e| tipb::DagRequest { executors: vec![e], ..Default::default() };
 /// assert!(check_dag(&dag(scan(tipb::ExecType::TypeTableScan))).is_ok());
-/// match check_dag(&dag(scan(tipb::ExecType::TypeIndexScan))) {
+/// assert!(check_dag(&dag(scan(tipb::ExecType::TypeIndexScan))).is_ok());
+/// match check_dag(&dag(scan(tipb::ExecType::TypeJoin))) {
 ///     Err(Error::Unsupported { what: Feature::Executor, detail }) => {
-///         assert_eq!(detail, "TypeIndexScan (1)");
+///         assert_eq!(detail, "TypeJoin (7)");
 ///     }
 ///     other => panic!("{other:?}"),
 /// }

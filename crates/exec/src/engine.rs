@@ -9,9 +9,9 @@ use crate::ctx::{EvalConfig, EvalContext};
 use crate::encode;
 use crate::error::{Error, Feature, Result};
 use crate::exec::{
-    AggregationExecutor, ExecEnv, ExecStats, Executor, LimitExecutor, PartitionTopNExecutor,
-    ProjectionExecutor, SelectionExecutor, SimpleAggregationExecutor, StreamAggregationExecutor,
-    TableScanExecutor, TopNExecutor,
+    AggregationExecutor, ExecEnv, ExecStats, Executor, IndexScanExecutor, LimitExecutor,
+    PartitionTopNExecutor, ProjectionExecutor, SelectionExecutor, SimpleAggregationExecutor,
+    StreamAggregationExecutor, TableScanExecutor, TopNExecutor,
 };
 use crate::expr::{self, DEFAULT_MAX_DEPTH};
 use crate::scan::{KeyRange, ScanError, ScanSource};
@@ -429,6 +429,7 @@ pub const MAX_COLUMNS: usize = 4096;
 /// other type before looking at its body, and the capability listing prints this table.
 pub const EXECUTORS: &[tipb::ExecType] = &[
     tipb::ExecType::TypeTableScan,
+    tipb::ExecType::TypeIndexScan,
     tipb::ExecType::TypeSelection,
     tipb::ExecType::TypeAggregation,
     tipb::ExecType::TypeStreamAgg,
@@ -443,7 +444,7 @@ pub const ENCODE_TYPES: &[tipb::EncodeType] =
     &[tipb::EncodeType::TypeDefault, tipb::EncodeType::TypeChunk];
 
 /// The scans (the first executor of a chain) among [`EXECUTORS`].
-const SCANS: &[tipb::ExecType] = &[tipb::ExecType::TypeTableScan];
+const SCANS: &[tipb::ExecType] = &[tipb::ExecType::TypeTableScan, tipb::ExecType::TypeIndexScan];
 
 /// Builds the executor chain of a DAG (post-order list: scan first).
 pub fn build_executors(
@@ -490,6 +491,16 @@ pub fn build_executors(
                 )));
             }
             Box::new(TableScanExecutor::new(ts, ranges.to_vec(), cfg)?)
+        }
+        1 => {
+            let is = first.idx_scan.as_ref().ok_or_else(|| missing("idx_scan"))?;
+            if is.columns.len() > MAX_COLUMNS {
+                return Err(Error::invalid(format!(
+                    "IndexScan reads {} columns, more than {MAX_COLUMNS}",
+                    is.columns.len()
+                )));
+            }
+            Box::new(IndexScanExecutor::new(is, ranges.to_vec(), cfg)?)
         }
         tp => return Err(Error::unsupported(Feature::Executor, exec_type_name(tp))),
     };

@@ -91,9 +91,10 @@ pub use engine::{
 };
 pub use error::{Error, Feature, Result};
 pub use exec::{
-    AggregationExecutor, BatchResult, ExecEnv, ExecStats, Executor, LimitExecutor,
-    PartitionTopNExecutor, ProjectionExecutor, RawRows, ScanCounters, SelectionExecutor,
-    SimpleAggregationExecutor, StreamAggregationExecutor, TableScanExecutor, TopNExecutor,
+    AggregationExecutor, BatchResult, ExecEnv, ExecStats, Executor, IndexScanExecutor,
+    LimitExecutor, PartitionTopNExecutor, ProjectionExecutor, RawRows, ScanCounters,
+    SelectionExecutor, SimpleAggregationExecutor, StreamAggregationExecutor, TableScanExecutor,
+    TopNExecutor,
 };
 pub use expr::build::build as build_expr;
 pub use expr::eval::eval as eval_expr;

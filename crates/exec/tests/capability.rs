@@ -69,9 +69,6 @@ fn the_first_unsupported_thing_is_named() {
     assert_eq!((what, detail.as_str()), (Feature::ScalarFunc, "RegexpSig (4311)"));
     assert_eq!(what.label(), "scalar_func");
     // An executor.
-    let mut idx = scan(TID, cols(63), false);
-    idx.tp = Some(tipb::ExecType::TypeIndexScan as i32);
-    assert_eq!(unsupported(&dag(vec![idx], vec![0], true)).0, Feature::Executor);
     let mut join = limit(1);
     join.tp = Some(tipb::ExecType::TypeJoin as i32);
     let d = dag(vec![scan(TID, cols(63), false), join], vec![0], true);
@@ -182,6 +179,7 @@ fn listing_reads_the_engine_tables() {
         c.executors,
         [
             "TypeTableScan",
+            "TypeIndexScan",
             "TypeSelection",
             "TypeAggregation",
             "TypeStreamAgg",

@@ -253,7 +253,7 @@ fn malformed_requests_get_errors() {
     );
     let analyze = coprocessor::Request { tp: 104, ..Default::default() };
     assert!(engine.handle(&analyze, &mut s.scanner()).other_error.contains("104"));
-    // No executors, a body-less executor, an index scan, an unknown executor.
+    // No executors, body-less scans, an unknown executor.
     let cases = [
         (dag(vec![], vec![], false), "no executors"),
         (
@@ -262,7 +262,7 @@ fn malformed_requests_get_errors() {
         ),
         (
             dag(vec![tipb::Executor { tp: Some(1), ..Default::default() }], vec![], false),
-            "TypeIndexScan (1)",
+            "idx_scan",
         ),
         (
             dag(

@@ -231,8 +231,7 @@ fn size_rule_at_the_boundary() {
 
 #[test]
 fn small_paging_index_scan_stays_local() {
-    // The rule itself (upstream step 2), through `decide`: the offloader's capability check
-    // keeps index scans local before it while the engine has no IndexScan.
+    // The rule itself (upstream step 2), through `decide`.
     let rules = Rules::new(1, 4, Duration::from_millis(30));
     let stats = PatternStats::new();
     let ts = ts_aged(Duration::ZERO);
@@ -264,12 +263,17 @@ fn what_the_worker_cannot_run_stays_local_before_any_estimate() {
     let o = offloader("remote-coprocessor-min-blocks-size = 1");
     let src = Fixed::new(u64::MAX);
     let ts = ts_aged(Duration::ZERO);
-    // An index scan.
-    let idx = request(vec![index_scan(1, 2, &[1])], 1, ts);
+    // An index scan over a collation the engine lacks.
+    let mut ci = index_scan(1, 2, &[1]);
+    if let Some(c) = ci.idx_scan.as_mut().and_then(|i| i.columns.first_mut()) {
+        c.tp = Some(15);
+        c.collation = Some(-87); // gbk_bin
+    }
+    let idx = request(vec![ci], 1, ts);
     match plan(&o, &idx, &src).decision {
         Decision::Local(LocalReason::Unsupported { feature, detail }) => {
-            assert_eq!(feature, rcop_exec::Feature::Executor);
-            assert_eq!(detail, "TypeIndexScan (1)");
+            assert_eq!(feature, rcop_exec::Feature::Collation);
+            assert!(detail.contains("-87"), "{detail}");
         }
         other => panic!("{other:?}"),
     }

@@ -1,9 +1,11 @@
 //! Batch executors: the small pull interface and its implementations.
 
 mod agg;
+mod index_scan;
 mod limit;
 mod partition_top_n;
 mod projection;
+mod raw;
 mod selection;
 mod table_scan;
 mod top_n;
@@ -15,11 +17,13 @@ pub use agg::{
     AGG_MODES, AggregationExecutor, SimpleAggregationExecutor, StreamAggregationExecutor,
     aggregate_functions,
 };
+pub use index_scan::IndexScanExecutor;
 pub use limit::LimitExecutor;
 pub use partition_top_n::PartitionTopNExecutor;
 pub use projection::ProjectionExecutor;
+pub use raw::RawRows;
 pub use selection::SelectionExecutor;
-pub use table_scan::{RawRows, ScanCounters, TableScanExecutor};
+pub use table_scan::{ScanCounters, TableScanExecutor};
 pub use top_n::TopNExecutor;
 
 use crate::batch::Batch;

@@ -17,7 +17,7 @@ use crate::column::{
 };
 use crate::ctx::{EvalConfig, EvalContext};
 use crate::error::{Error, Feature, Result};
-use crate::exec::{BatchResult, ExecEnv, ExecStats, Executor};
+use crate::exec::{BatchResult, ExecEnv, ExecStats, Executor, RawRows};
 use crate::scan::{KeyRange, KvBatch, ScanStatus};
 use crate::types::{EvalType, FieldType};
 
@@ -41,7 +41,7 @@ enum Source {
 }
 
 #[derive(Debug)]
-struct ScanCol {
+pub(super) struct ScanCol {
     id: i64,
     ft: FieldType,
     et: EvalType,
@@ -57,35 +57,23 @@ struct ScanColumns {
     common_handle: bool,
 }
 
-/// Undecoded scan rows behind a batch's raw columns.
+/// A table scan's undecoded rows behind a batch's raw columns.
 #[derive(Debug, Clone)]
-pub struct RawRows {
+pub(crate) struct TableRows {
     kv: Arc<KvBatch>,
     cols: Arc<ScanColumns>,
 }
 
 /// A record key without its keyspace prefix.
 #[inline]
-fn strip_keyspace(k: &[u8]) -> &[u8] {
+pub(super) fn strip_keyspace(k: &[u8]) -> &[u8] {
     match k {
         [key::KEYSPACE_TXN, _, _, _, rest @ ..] => rest,
         _ => k,
     }
 }
 
-impl RawRows {
-    /// Decodes column `j` for the logical rows (other physical slots are NULL).
-    pub fn decode_column(
-        &self,
-        j: usize,
-        logical: &[u32],
-        physical_len: usize,
-        ctx: &EvalContext,
-    ) -> Result<VecCol> {
-        let mut v = self.decode_columns(&[j], logical, physical_len, ctx)?;
-        v.pop().ok_or_else(|| Error::invalid("no column decoded"))
-    }
-
+impl TableRows {
     /// Decodes the columns `js` for the logical rows, reading each row's header once: a v2
     /// row is walked once for all the columns (a [`Projection`]), then each column is
     /// decoded in its own loop over the rows.
@@ -233,6 +221,15 @@ impl RawRows {
     }
 }
 
+impl ScanCol {
+    /// A column read only from datums and v2 values (an index scan's).
+    pub(super) fn plain(id: i64, ft: FieldType) -> Result<ScanCol> {
+        let et = ft.eval_type()?;
+        let kind = ft.value_kind()?;
+        Ok(ScanCol { id, ft, et, kind, source: Source::Row, default: None })
+    }
+}
+
 /// Appends the v2 value `b` of `col` when it is of a common kind and well formed (fixed-point
 /// decimals, integers, strings, dates and datetimes), returning false (having appended
 /// nothing) otherwise, for [`RawRows::decode_cell`] to decode it or report the error.
@@ -316,7 +313,7 @@ fn push_time(col: &ScanCol, packed: u64, out: &mut VecCol, tz: &Tz) -> Result<()
 }
 
 #[inline]
-fn push_v2(col: &ScanCol, b: &[u8], out: &mut VecCol, tz: &Tz) -> Result<()> {
+pub(super) fn push_v2(col: &ScanCol, b: &[u8], out: &mut VecCol, tz: &Tz) -> Result<()> {
     match col.kind {
         ValueKind::Int => IntT::push(out, Some(v2::decode_v2_i64(b)?)),
         ValueKind::Uint => IntT::push(out, Some(v2::decode_v2_u64(b)? as i64)),
@@ -345,7 +342,12 @@ fn push_v2(col: &ScanCol, b: &[u8], out: &mut VecCol, tz: &Tz) -> Result<()> {
     Ok(())
 }
 
-fn push_datum(col: &ScanCol, r: &mut Reader<'_>, out: &mut VecCol, tz: &Tz) -> Result<()> {
+pub(super) fn push_datum(
+    col: &ScanCol,
+    r: &mut Reader<'_>,
+    out: &mut VecCol,
+    tz: &Tz,
+) -> Result<()> {
     match col.et {
         EvalType::Int => IntT::push(out, dm::decode_int_datum(r)?),
         EvalType::Real => RealT::push(out, dm::decode_float_datum(r)?),
@@ -557,7 +559,10 @@ impl Executor for TableScanExecutor {
             cols: vec![LazyCol::Raw; self.cols.cols.len()],
             logical: (0..n as u32).collect(),
             physical_len: n,
-            raw: Some(RawRows { kv: Arc::clone(&kv), cols: Arc::clone(&self.cols) }),
+            raw: Some(RawRows::table(TableRows {
+                kv: Arc::clone(&kv),
+                cols: Arc::clone(&self.cols),
+            })),
         };
         self.spare = Some(kv);
         self.stats.record(start, n);
