@@ -129,7 +129,24 @@ pub struct JsonRef<'a> {
     body: &'a [u8],
 }
 
+impl JsonRef<'static> {
+    /// JSON `null`.
+    pub const NULL: JsonRef<'static> = JsonRef { tp: JsonType::Literal, body: &[LITERAL_NULL] };
+}
+
 impl<'a> JsonRef<'a> {
+    /// Reads bytes that already passed [`JsonRef::decode`] (values a column stores): checks the
+    /// type byte and the outer length, not the nested structure.
+    pub fn from_validated(data: &'a [u8]) -> Result<JsonRef<'a>> {
+        let (&code, rest) =
+            data.split_first().ok_or(Error::Eof { what: "json type", need: 1, have: 0 })?;
+        let tp = JsonType::from_code(code)?;
+        if binary::body_len(tp, rest)? != rest.len() {
+            return Err(Error::Invalid { what: "json", reason: "bytes after the value" });
+        }
+        Ok(JsonRef { tp, body: rest })
+    }
+
     /// Reads a whole buffer as one value (type byte, then body), validating everything.
     ///
     /// Errors: [`Error::Eof`] / [`Error::BadLength`] for an offset or length outside the
