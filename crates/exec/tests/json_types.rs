@@ -213,3 +213,17 @@ fn unsupported_json_functions_and_set_are_named() {
     let err = format!("{:?}", sel.error);
     assert!(err.contains("Set (248)"), "{err}");
 }
+
+#[test]
+fn order_by_json_and_enum() {
+    // ORDER BY j DESC LIMIT 3: the array (precedence above objects) first, NULL last.
+    let by = vec![(col_ref(1, ft(mt::JSON)), true)];
+    let d = dag(vec![scan(TABLE, columns(), false), support::dag::top_n(by, 3)], vec![0], false);
+    let rows = support::dag::default_rows(&run(&d), 1);
+    assert_eq!(rows, vec![vec![Datum::Int(3)], vec![Datum::Int(1)], vec![Datum::Int(2)]]);
+    // ORDER BY e LIMIT 3: NULL, then index 2 before 3.
+    let by = vec![(col_ref(2, ft_enum()), false)];
+    let d = dag(vec![scan(TABLE, columns(), false), support::dag::top_n(by, 3)], vec![0], false);
+    let rows = support::dag::default_rows(&run(&d), 1);
+    assert_eq!(rows, vec![vec![Datum::Int(2)], vec![Datum::Int(1)], vec![Datum::Int(3)]]);
+}
