@@ -1,10 +1,11 @@
-//! Datum, decimal, time, duration, chunk-column and key decoders. Whatever decodes must
+//! Datum, decimal, time, duration, binary JSON, chunk-column and key decoders. Whatever decodes must
 //! re-encode and decode to the same value.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use rcop_datum::chunk::ChunkColumnRef;
 use rcop_datum::datum::{self, Datum, Mode};
+use rcop_datum::json::{Json, JsonRef};
 use rcop_datum::{Decimal, Duration, Reader, Time, TimeType, key};
 
 fuzz_target!(|data: &[u8]| {
@@ -47,6 +48,22 @@ fuzz_target!(|data: &[u8]| {
         let _ = Time::parse(text, TimeType::DateTime, 6);
         let _ = Time::parse(text, TimeType::Date, 0);
         let _ = Duration::parse(text, 6);
+    }
+
+    // Binary JSON: whatever decodes prints, compares with itself, and re-parses from its text
+    // to an equal value; JSON text that parses decodes again.
+    if let Ok(j) = JsonRef::decode(data) {
+        assert_eq!(j.compare(&j).ok(), j.compare(&j).ok());
+        if let Ok(text) = j.to_text()
+            && let Ok(again) = Json::parse(&text)
+        {
+            assert_eq!(again.as_ref().to_text().ok(), Some(text));
+        }
+    }
+    if let Ok(text) = std::str::from_utf8(data)
+        && let Ok(j) = Json::parse(text)
+    {
+        assert!(JsonRef::decode(j.as_bytes()).is_ok());
     }
 
     // Time: packed and chunk layouts.

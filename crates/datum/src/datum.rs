@@ -350,54 +350,12 @@ pub fn decode_duration_datum(r: &mut Reader<'_>, fsp: u8) -> Result<Option<Durat
 // ---------------------------------------------------------------------------------------------
 // Binary JSON length
 
-const JSON_OBJECT: u8 = 0x01;
-const JSON_ARRAY: u8 = 0x03;
-const JSON_LITERAL: u8 = 0x04;
-const JSON_I64: u8 = 0x09;
-const JSON_U64: u8 = 0x0a;
-const JSON_F64: u8 = 0x0b;
-const JSON_STRING: u8 = 0x0c;
-const JSON_OPAQUE: u8 = 0x0d;
-const JSON_DATE: u8 = 0x0e;
-const JSON_DATETIME: u8 = 0x0f;
-const JSON_TIMESTAMP: u8 = 0x10;
-const JSON_TIME: u8 = 0x11;
-
 /// Length of the binary JSON value (type byte included) at the start of `data`.
 ///
-/// Objects and arrays carry their total size in their header; scalars have fixed sizes or a
-/// varint length. Nested values are not validated here.
+/// The whole value is validated ([`crate::json::JsonRef::decode_prefix`]), so the bytes split
+/// off are a well-formed document.
 pub fn json_len(data: &[u8]) -> Result<usize> {
-    let mut r = Reader::new(data);
-    let tp = r.read_u8("json type")?;
-    let body = match tp {
-        JSON_OBJECT | JSON_ARRAY => {
-            let _count = r.read_u32_le("json element count")?;
-            let size = r.read_u32_le("json size")? as usize;
-            if size < 8 {
-                return Err(Error::BadLength { what: "json container", len: size as i64 });
-            }
-            size
-        }
-        JSON_LITERAL => 1,
-        JSON_I64 | JSON_U64 | JSON_F64 | JSON_DATE | JSON_DATETIME | JSON_TIMESTAMP => 8,
-        JSON_TIME => 12,
-        JSON_STRING => {
-            let n = codec::decode_var_u64(&mut r)?;
-            (r.pos() - 1) + usize::try_from(n).unwrap_or(usize::MAX).min(usize::MAX / 2)
-        }
-        JSON_OPAQUE => {
-            r.read_u8("json opaque type")?;
-            let n = codec::decode_var_u64(&mut r)?;
-            (r.pos() - 1) + usize::try_from(n).unwrap_or(usize::MAX).min(usize::MAX / 2)
-        }
-        _ => return Err(Error::Invalid { what: "json", reason: "unknown type code" }),
-    };
-    let total = 1 + body;
-    if total > data.len() {
-        return Err(Error::Eof { what: "json", need: total, have: data.len() });
-    }
-    Ok(total)
+    crate::json::JsonRef::decode_prefix(data).map(|(_, n)| n)
 }
 
 #[cfg(test)]
@@ -473,7 +431,7 @@ mod tests {
             Datum::Null,
             Datum::Float(1.5),
             Datum::Decimal("123.45".parse().unwrap()),
-            Datum::Json(vec![JSON_LITERAL, 1]),
+            Datum::Json(vec![0x04, 1]),
             Datum::Max,
         ];
         for mode in [Mode::Key, Mode::Value, Mode::Response] {
@@ -497,18 +455,15 @@ mod tests {
 
     #[test]
     fn json_lengths() {
-        assert_eq!(json_len(&[JSON_LITERAL, 1, 99]).unwrap(), 2);
-        assert_eq!(json_len(&[JSON_STRING, 3, b'a', b'b', b'c']).unwrap(), 5);
-        assert!(json_len(&[JSON_STRING, 4, b'a']).is_err());
+        assert_eq!(json_len(&[0x04, 1, 99]).unwrap(), 2);
+        assert_eq!(json_len(&[0x0c, 3, b'a', b'b', b'c']).unwrap(), 5);
+        assert!(json_len(&[0x0c, 4, b'a']).is_err());
         assert!(
-            json_len(&[JSON_STRING, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01])
-                .is_err()
+            json_len(&[0x0c, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01]).is_err()
         );
         // {"a": 1}: count 1, size 8 + 6 + 5 + 1 + 8
-        let mut obj = vec![JSON_OBJECT];
-        obj.extend_from_slice(&1u32.to_le_bytes());
-        obj.extend_from_slice(&28u32.to_le_bytes());
-        obj.resize(29, 0);
+        let obj = crate::json::Json::parse(r#"{"a": 1}"#).unwrap().into_bytes();
+        assert_eq!(obj.len(), 29);
         assert_eq!(json_len(&obj).unwrap(), 29);
         assert!(json_len(&obj[..28]).is_err());
         assert!(json_len(&[0x42]).is_err());
@@ -525,7 +480,7 @@ mod tests {
         assert!(a < b);
         assert_eq!(decode_decimal_datum(&mut Reader::new(&b)).unwrap(), Some(y));
         assert!(encode_decimal_datum(&mut a, &x, 0, 0).is_err());
-        assert!(Datum::Json(vec![JSON_LITERAL, 1, 7]).encode(Mode::Value, &mut a).is_err());
+        assert!(Datum::Json(vec![0x04, 1, 7]).encode(Mode::Value, &mut a).is_err());
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! - [`codec`]: comparable numbers, varints, memcomparable and compact bytes, and the
 //!   [`Reader`] cursor every decoder reads through;
 //! - [`Datum`] and the datum flags, in key, value and response mode ([`datum`]);
+//! - binary JSON: decode, build, parse, print and compare as TiKV does ([`json`]);
 //! - [`Decimal`] with MySQL semantics, [`Time`] with time zones ([`Tz`]) and [`Duration`];
 //! - row formats v1 and v2 ([`row`]);
 //! - table keys, index keys and the API v2 keyspace prefix ([`key`]);
@@ -35,6 +36,7 @@ pub mod datum;
 pub mod decimal;
 pub mod duration;
 pub mod index;
+pub mod json;
 pub mod key;
 pub mod row;
 pub mod time;
@@ -44,5 +46,6 @@ pub use datum::{Datum, Mode};
 pub use decimal::{Decimal, Res};
 pub use duration::Duration;
 pub use error::{Error, Result};
+pub use json::{Json, JsonRef, JsonType};
 pub use key::KeyspaceId;
 pub use time::{Time, TimeType, Tz};

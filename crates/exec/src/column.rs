@@ -1,8 +1,11 @@
 //! Columns: a dense value buffer plus a validity bitmap, and scalars.
 
-use rcop_datum::{Decimal, Duration, Time};
+use rcop_datum::{Decimal, Duration, Json, JsonRef, Time};
 
 use crate::types::EvalType;
+
+mod json_enum;
+pub use json_enum::{EnumRef, EnumT, JsonT};
 
 /// A validity bitmap: bit `i` set means row `i` is not NULL.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -137,8 +140,8 @@ pub struct BytesVec {
 
 impl BytesVec {
     /// An empty vector.
-    pub fn new() -> Self {
-        BytesVec::default()
+    pub const fn new() -> Self {
+        BytesVec { data: Vec::new(), ends: Vec::new() }
     }
 
     /// Number of values.
@@ -158,6 +161,72 @@ impl BytesVec {
     pub fn push(&mut self, v: &[u8]) {
         self.data.extend_from_slice(v);
         self.ends.push(self.data.len());
+    }
+
+    /// Appends a JSON value's binary form (type byte and body).
+    #[inline]
+    pub fn push_json(&mut self, j: JsonRef<'_>) {
+        self.data.push(j.json_type().code());
+        self.data.extend_from_slice(j.body());
+        self.ends.push(self.data.len());
+    }
+
+    /// Appends an `ENUM` value in TypeChunk's layout (u64 LE index, then the name).
+    #[inline]
+    pub fn push_enum(&mut self, value: u64, name: &[u8]) {
+        self.data.extend_from_slice(&value.to_le_bytes());
+        self.data.extend_from_slice(name);
+        self.ends.push(self.data.len());
+    }
+
+    /// The values `rows`, in that order (empty values for rows out of range).
+    pub fn gather(&self, rows: &[u32]) -> BytesVec {
+        let mut out = BytesVec { data: Vec::new(), ends: Vec::with_capacity(rows.len()) };
+        for &r in rows {
+            out.push(self.get(r as usize));
+        }
+        out
+    }
+
+    /// Keeps the values `rows` in place; `rows` strictly ascending and within the vector.
+    fn retain_ascending(&mut self, rows: &[u32]) {
+        let v = self;
+        // Row `r` spans `ends[r - 1]..ends[r]`; each run of consecutive rows moves
+        // its bytes with one `copy_within` and its ends down by the bytes dropped
+        // before it. Writing `ends[j..]` cannot clobber an end still to be read: the
+        // next run starts past this one plus a gap, so it reads beyond `ends[k - 1]`.
+        let mut w = 0;
+        let mut j = 0;
+        while let Some(&first) = rows.get(j) {
+            let start = first as usize;
+            let mut k = j + 1;
+            while rows.get(k).is_some_and(|&r| r as usize == start + (k - j)) {
+                k += 1;
+            }
+            let run = k - j;
+            let from = match start.checked_sub(1) {
+                Some(p) => v.ends.get(p).copied().unwrap_or(0),
+                None => 0,
+            };
+            let to = v.ends.get(start + run - 1).copied().unwrap_or(from).max(from);
+            if from > w && to <= v.data.len() {
+                v.data.copy_within(from..to, w);
+            }
+            let shift = from.saturating_sub(w);
+            if start != j || shift != 0 {
+                for t in 0..run {
+                    if let Some(&e) = v.ends.get(start + t)
+                        && let Some(d) = v.ends.get_mut(j + t)
+                    {
+                        *d = e.saturating_sub(shift);
+                    }
+                }
+            }
+            w += to - from;
+            j = k;
+        }
+        v.ends.truncate(rows.len());
+        v.data.truncate(w);
     }
 
     /// Value `i` (empty when out of range).
@@ -191,7 +260,16 @@ pub enum ColData {
     DateTime(Vec<Time>),
     /// Durations.
     Duration(Vec<Duration>),
+    /// Binary JSON values (type byte and body), each validated when it entered the column;
+    /// NULL slots hold JSON `null`.
+    Json(BytesVec),
+    /// `ENUM` values in TypeChunk's layout: the u64 member index (little-endian), then the
+    /// member's name. NULL slots hold index 0 and no name.
+    Enum(BytesVec),
 }
+
+/// The content of a NULL `ENUM` slot: index 0, no name.
+const ENUM_DEFAULT: [u8; 8] = [0; 8];
 
 impl ColData {
     /// An empty column of `et`.
@@ -203,6 +281,8 @@ impl ColData {
             EvalType::Bytes => ColData::Bytes(BytesVec::new()),
             EvalType::DateTime => ColData::DateTime(Vec::with_capacity(cap)),
             EvalType::Duration => ColData::Duration(Vec::with_capacity(cap)),
+            EvalType::Json => ColData::Json(BytesVec::new()),
+            EvalType::Enum => ColData::Enum(BytesVec::new()),
         }
     }
 
@@ -215,6 +295,8 @@ impl ColData {
             ColData::Bytes(_) => EvalType::Bytes,
             ColData::DateTime(_) => EvalType::DateTime,
             ColData::Duration(_) => EvalType::Duration,
+            ColData::Json(_) => EvalType::Json,
+            ColData::Enum(_) => EvalType::Enum,
         }
     }
 
@@ -225,7 +307,7 @@ impl ColData {
             ColData::Real(v) => v.len(),
             ColData::Decimal(v) => v.len(),
             ColData::Fixed(v) => v.m.len(),
-            ColData::Bytes(v) => v.len(),
+            ColData::Bytes(v) | ColData::Json(v) | ColData::Enum(v) => v.len(),
             ColData::DateTime(v) => v.len(),
             ColData::Duration(v) => v.len(),
         }
@@ -246,6 +328,8 @@ impl ColData {
             ColData::Bytes(v) => v.push(&[]),
             ColData::DateTime(v) => v.push(zero_time()),
             ColData::Duration(v) => v.push(Duration::zero()),
+            ColData::Json(v) => v.push_json(JsonRef::NULL),
+            ColData::Enum(v) => v.push(&ENUM_DEFAULT),
         }
     }
 }
@@ -353,6 +437,14 @@ impl VecCol {
                 v.push(*x);
                 true
             }
+            (ColData::Json(v), Scalar::Json(x)) => {
+                v.push(x.as_bytes());
+                true
+            }
+            (ColData::Enum(v), Scalar::Enum(x, name)) => {
+                v.push_enum(*x, name);
+                true
+            }
             _ => false,
         };
         if ok {
@@ -379,6 +471,8 @@ impl VecCol {
             ColData::Bytes(v) => Scalar::Bytes(v.get(i).to_vec()),
             ColData::DateTime(v) => v.get(i).map_or(Scalar::Null, |x| Scalar::DateTime(*x)),
             ColData::Duration(v) => v.get(i).map_or(Scalar::Null, |x| Scalar::Duration(*x)),
+            ColData::Json(v) => JsonT::to_scalar(JsonT::get(v, i)),
+            ColData::Enum(v) => EnumT::to_scalar(EnumT::get(v, i)),
         }
     }
 
@@ -449,13 +543,9 @@ impl VecCol {
             ColData::Real(v) => ColData::Real(pick(v, rows)),
             ColData::Decimal(v) => ColData::Decimal(pick(v, rows)),
             ColData::Fixed(v) => ColData::Fixed(FixedVec { m: pick(&v.m, rows), scale: v.scale }),
-            ColData::Bytes(v) => {
-                let mut out = BytesVec { data: Vec::new(), ends: Vec::with_capacity(rows.len()) };
-                for &r in rows {
-                    out.push(v.get(r as usize));
-                }
-                ColData::Bytes(out)
-            }
+            ColData::Bytes(v) => ColData::Bytes(v.gather(rows)),
+            ColData::Json(v) => ColData::Json(v.gather(rows)),
+            ColData::Enum(v) => ColData::Enum(v.gather(rows)),
             ColData::DateTime(v) => ColData::DateTime(
                 rows.iter()
                     .map(|&r| v.get(r as usize).copied().unwrap_or_else(zero_time))
@@ -515,44 +605,7 @@ impl VecCol {
             ColData::Fixed(v) => keep(&mut v.m, rows),
             ColData::DateTime(v) => keep(v, rows),
             ColData::Duration(v) => keep(v, rows),
-            ColData::Bytes(v) => {
-                // Row `r` spans `ends[r - 1]..ends[r]`; each run of consecutive rows moves
-                // its bytes with one `copy_within` and its ends down by the bytes dropped
-                // before it. Writing `ends[j..]` cannot clobber an end still to be read: the
-                // next run starts past this one plus a gap, so it reads beyond `ends[k - 1]`.
-                let mut w = 0;
-                let mut j = 0;
-                while let Some(&first) = rows.get(j) {
-                    let start = first as usize;
-                    let mut k = j + 1;
-                    while rows.get(k).is_some_and(|&r| r as usize == start + (k - j)) {
-                        k += 1;
-                    }
-                    let run = k - j;
-                    let from = match start.checked_sub(1) {
-                        Some(p) => v.ends.get(p).copied().unwrap_or(0),
-                        None => 0,
-                    };
-                    let to = v.ends.get(start + run - 1).copied().unwrap_or(from).max(from);
-                    if from > w && to <= v.data.len() {
-                        v.data.copy_within(from..to, w);
-                    }
-                    let shift = from.saturating_sub(w);
-                    if start != j || shift != 0 {
-                        for t in 0..run {
-                            if let Some(&e) = v.ends.get(start + t)
-                                && let Some(d) = v.ends.get_mut(j + t)
-                            {
-                                *d = e.saturating_sub(shift);
-                            }
-                        }
-                    }
-                    w += to - from;
-                    j = k;
-                }
-                v.ends.truncate(rows.len());
-                v.data.truncate(w);
-            }
+            ColData::Bytes(v) | ColData::Json(v) | ColData::Enum(v) => v.retain_ascending(rows),
         }
     }
 }
@@ -574,6 +627,10 @@ pub enum Scalar {
     DateTime(Time),
     /// A duration.
     Duration(Duration),
+    /// A JSON value.
+    Json(Json),
+    /// An `ENUM` value: the member index and its name.
+    Enum(u64, Vec<u8>),
 }
 
 impl Scalar {

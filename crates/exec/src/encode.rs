@@ -7,8 +7,8 @@ use rcop_datum::{TimeType, Tz};
 use rcop_proto::tipb;
 
 use crate::batch::Batch;
-use crate::column::{ColData, VecCol};
-use crate::error::{Error, Result};
+use crate::column::{ColData, Elem, EnumT, VecCol};
+use crate::error::{Error, Feature, Result};
 use crate::types::FieldType;
 
 /// Appends the TypeDefault rows of `batch` (logical rows, columns `offsets`) to `out`.
@@ -102,8 +102,22 @@ pub fn encode_datum(
             out.push(flag::DURATION);
             codec::encode_i64(out, v.get(r).map_or(0, |d| d.nanos()));
         }
+        ColData::Json(v) => {
+            out.push(flag::JSON);
+            out.extend_from_slice(v.get(r));
+        }
+        // TiKV `write_evaluable_datum_enum_uint`: the member index as a Uint datum.
+        ColData::Enum(_) => {
+            out.push(flag::UINT);
+            codec::encode_u64(out, EnumT::get(enum_slice(&c.data), r).value);
+        }
     }
     Ok(())
+}
+
+fn enum_slice(d: &ColData) -> &crate::column::BytesVec {
+    static EMPTY: crate::column::BytesVec = crate::column::BytesVec::new();
+    EnumT::slice(d).unwrap_or(&EMPTY)
 }
 
 fn decimal_at(d: &ColData, r: usize) -> rcop_datum::Decimal {
@@ -116,6 +130,20 @@ fn decimal_at(d: &ColData, r: usize) -> rcop_datum::Decimal {
     }
 }
 
+/// Refuses output columns TypeChunk cannot carry yet: `BIT`, which TiKV evaluates as an
+/// integer while TiDB reads a BIT chunk column as variable-length binary literals — the bytes
+/// TiKV writes there are not pinned down, so the engine names the type instead of guessing.
+///
+/// # Errors
+///
+/// [`Error::Unsupported`] naming the type.
+pub fn check_chunk_types(offsets: &[usize], schema: &[FieldType]) -> Result<()> {
+    if offsets.iter().any(|&o| schema.get(o).is_some_and(|ft| ft.tp == mt::BIT)) {
+        return Err(Error::unsupported(Feature::FieldType, "Bit (16) in a TypeChunk response"));
+    }
+    Ok(())
+}
+
 /// Appends one TypeChunk block (all `offsets` columns of the logical rows) to `out`.
 pub fn encode_chunk(
     batch: &Batch,
@@ -123,6 +151,7 @@ pub fn encode_chunk(
     schema: &[FieldType],
     out: &mut Vec<u8>,
 ) -> Result<()> {
+    check_chunk_types(offsets, schema)?;
     let cols = columns(batch, offsets, schema)?;
     for (c, ft) in cols {
         let mut cc = ChunkColumn::for_type(ft.tp);
@@ -148,6 +177,9 @@ pub fn encode_chunk(
                 ColData::Bytes(v) => cc.push_var(v.get(r))?,
                 ColData::DateTime(v) => cc.push_u64(v.get(r).map_or(0, |t| t.to_chunk_u64()))?,
                 ColData::Duration(v) => cc.push_u64(v.get(r).map_or(0, |d| d.nanos()) as u64)?,
+                // JSON: type byte and body; ENUM: u64 LE index then name (TiKV
+                // `write_enum_to_chunk`), both stored that way already.
+                ColData::Json(v) | ColData::Enum(v) => cc.push_var(v.get(r))?,
             }
         }
         cc.encode(out)?;

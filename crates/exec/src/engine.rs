@@ -145,7 +145,11 @@ impl Engine {
     pub fn check_dag(&self, dag: &tipb::DagRequest) -> Result<()> {
         let cfg = EvalConfig::from_dag(dag)?;
         let root = build_executors(dag, &[], &cfg, self.config.max_expr_depth)?;
-        output_offsets(dag, root.schema()).map(drop)
+        let offsets = output_offsets(dag, root.schema())?;
+        if dag.encode_type() == tipb::EncodeType::TypeChunk {
+            encode::check_chunk_types(&offsets, root.schema())?;
+        }
+        Ok(())
     }
 
     /// Runs a decoded DAG over `ranges`. `paging_size` 0 means no paging: the whole answer
@@ -184,6 +188,9 @@ impl Engine {
         let schema = root.schema().to_vec();
         let offsets = output_offsets(dag, &schema)?;
         let chunked = dag.encode_type() == tipb::EncodeType::TypeChunk;
+        if chunked {
+            encode::check_chunk_types(&offsets, &schema)?;
+        }
         // The answer is cut into pages only when the request pages: a non-paging request is
         // answered whole (TiDB reads `Response.range` only when it asked for paging).
         let byte_cap = if paging_size > 0 { self.config.max_response_bytes } else { usize::MAX };

@@ -28,6 +28,10 @@ pub enum EvalType {
     DateTime,
     /// [`rcop_datum::Duration`].
     Duration,
+    /// Binary JSON ([`rcop_datum::Json`]).
+    Json,
+    /// `ENUM`: the 1-based index of the member (0 for the empty value) and its name.
+    Enum,
 }
 
 /// The parts of a tipb `FieldType` (or `ColumnInfo`) the engine looks at.
@@ -97,9 +101,15 @@ impl FieldType {
     /// The eval type, or an error naming the unsupported type.
     pub fn eval_type(&self) -> Result<EvalType> {
         Ok(match self.tp {
-            mt::TINY | mt::SHORT | mt::INT24 | mt::LONG | mt::LONG_LONG | mt::YEAR | mt::NULL => {
-                EvalType::Int
-            }
+            // TiKV evaluates BIT as an integer (`EvalType::try_from(FieldTypeTp)`).
+            mt::TINY
+            | mt::SHORT
+            | mt::INT24
+            | mt::LONG
+            | mt::LONG_LONG
+            | mt::YEAR
+            | mt::NULL
+            | mt::BIT => EvalType::Int,
             mt::FLOAT | mt::DOUBLE => EvalType::Real,
             mt::NEW_DECIMAL => EvalType::Decimal,
             mt::VARCHAR
@@ -111,6 +121,9 @@ impl FieldType {
             | mt::BLOB => EvalType::Bytes,
             mt::DATE | mt::DATETIME | mt::TIMESTAMP | mt::NEW_DATE => EvalType::DateTime,
             mt::DURATION => EvalType::Duration,
+            mt::JSON => EvalType::Json,
+            mt::ENUM => EvalType::Enum,
+            // SET: TiKV's `EvalType::try_from` refuses it too.
             tp => return Err(Error::unsupported(Feature::FieldType, type_name(tp))),
         })
     }
@@ -118,13 +131,16 @@ impl FieldType {
     /// How a value of this type is stored in row format v2.
     pub fn value_kind(&self) -> Result<ValueKind> {
         Ok(match self.eval_type()? {
-            EvalType::Int if self.is_unsigned() => ValueKind::Uint,
+            // BIT is stored unsigned whatever its flag says (TiDB `fieldType2Flag`).
+            EvalType::Int if self.is_unsigned() || self.tp == mt::BIT => ValueKind::Uint,
             EvalType::Int => ValueKind::Int,
             EvalType::Real => ValueKind::Float,
             EvalType::Decimal => ValueKind::Decimal,
             EvalType::Bytes => ValueKind::Bytes,
             EvalType::DateTime => ValueKind::Time,
             EvalType::Duration => ValueKind::Duration,
+            EvalType::Json => ValueKind::Json,
+            EvalType::Enum => ValueKind::Uint,
         })
     }
 
@@ -200,7 +216,11 @@ mod tests {
 
     #[test]
     fn unsupported_type_is_named() {
-        let e = FieldType::new(mt::JSON).eval_type().unwrap_err().to_string();
-        assert!(e.contains("Json (245)"), "{e}");
+        let e = FieldType::new(mt::SET).eval_type().unwrap_err().to_string();
+        assert!(e.contains("Set (248)"), "{e}");
+        assert_eq!(FieldType::new(mt::JSON).eval_type().unwrap(), EvalType::Json);
+        assert_eq!(FieldType::new(mt::ENUM).eval_type().unwrap(), EvalType::Enum);
+        assert_eq!(FieldType::new(mt::BIT).eval_type().unwrap(), EvalType::Int);
+        assert_eq!(FieldType::new(mt::BIT).value_kind().unwrap(), ValueKind::Uint);
     }
 }

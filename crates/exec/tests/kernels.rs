@@ -117,6 +117,7 @@ fn to_rv(s: Scalar, unsigned: bool) -> RV {
         Scalar::Bytes(b) => RV::Str(b),
         Scalar::DateTime(t) => RV::Time(t),
         Scalar::Duration(d) => RV::Dur(d),
+        Scalar::Json(_) | Scalar::Enum(..) => unreachable!("the schema has no JSON or ENUM"),
     }
 }
 

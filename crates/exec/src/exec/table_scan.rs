@@ -8,15 +8,16 @@ use rcop_datum::codec::Reader;
 use rcop_datum::datum::{self as dm, skip_datum};
 use rcop_datum::decimal::BinI128Decoder;
 use rcop_datum::row::{Column, Projection, Row, RowV1, ValueKind, v2};
-use rcop_datum::{Decimal, Duration, Time, TimeType, Tz, key};
+use rcop_datum::{Decimal, Duration, JsonRef, Time, TimeType, Tz, key};
 use rcop_proto::tipb;
 
 use crate::batch::{Batch, LazyCol};
 use crate::column::{
-    BytesT, ColData, DecT, DurT, Elem, FixedVec, IntT, RealT, Scalar, TimeT, VecCol,
+    BytesT, ColData, DecT, DurT, Elem, EnumRef, EnumT, FixedVec, IntT, JsonT, RealT, Scalar, TimeT,
+    VecCol,
 };
 use crate::ctx::{EvalConfig, EvalContext};
-use crate::error::{Error, Feature, Result};
+use crate::error::{Error, Result};
 use crate::exec::{BatchResult, ExecEnv, ExecStats, Executor, RawRows};
 use crate::scan::{KeyRange, KvBatch, ScanStatus};
 use crate::types::{EvalType, FieldType};
@@ -48,6 +49,8 @@ pub(super) struct ScanCol {
     kind: ValueKind,
     source: Source,
     default: Option<Scalar>,
+    /// The member names of an `ENUM` column (`ColumnInfo.elems`).
+    elems: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -226,7 +229,7 @@ impl ScanCol {
     pub(super) fn plain(id: i64, ft: FieldType) -> Result<ScanCol> {
         let et = ft.eval_type()?;
         let kind = ft.value_kind()?;
-        Ok(ScanCol { id, ft, et, kind, source: Source::Row, default: None })
+        Ok(ScanCol { id, ft, et, kind, source: Source::Row, default: None, elems: Vec::new() })
     }
 }
 
@@ -312,8 +315,50 @@ fn push_time(col: &ScanCol, packed: u64, out: &mut VecCol, tz: &Tz) -> Result<()
     Ok(())
 }
 
+/// Appends `ENUM` member `value` with its name from the column's `elems` (TiKV
+/// `Enum::get_value_name`: 0 is the empty value).
+fn push_enum(col: &ScanCol, value: u64, out: &mut VecCol) -> Result<()> {
+    let name = match value.checked_sub(1) {
+        None => &[][..],
+        Some(i) => usize::try_from(i)
+            .ok()
+            .and_then(|i| col.elems.get(i))
+            .map(|s| s.as_bytes())
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "enum value {value} of column {} outside its {} members",
+                    col.id,
+                    col.elems.len()
+                ))
+            })?,
+    };
+    EnumT::push(out, Some(EnumRef { value, name }));
+    Ok(())
+}
+
+/// Reads an `ENUM` datum: the index as Uint, VarUint, Int or VarInt, or TiDB's compact-bytes
+/// form holding a varint (TiKV `EnumDecoder`).
+fn decode_enum_datum(r: &mut Reader<'_>) -> Result<Option<u64>> {
+    let offset = r.pos();
+    match r.peek_u8() {
+        Some(dm::flag::COMPACT_BYTES) => {
+            r.read_u8("datum flag")?;
+            let inner = rcop_datum::codec::decode_compact_bytes(r)?;
+            Ok(Some(rcop_datum::codec::decode_var_u64(&mut Reader::new(inner))?))
+        }
+        Some(_) => Ok(dm::decode_int_datum(r)?.map(|v| v as u64)),
+        None => {
+            Err(rcop_datum::Error::Eof { what: "datum flag", need: offset + 1, have: offset }
+                .into())
+        }
+    }
+}
+
 #[inline]
 pub(super) fn push_v2(col: &ScanCol, b: &[u8], out: &mut VecCol, tz: &Tz) -> Result<()> {
+    if col.et == EvalType::Enum {
+        return push_enum(col, v2::decode_v2_u64(b)?, out);
+    }
     match col.kind {
         ValueKind::Int => IntT::push(out, Some(v2::decode_v2_i64(b)?)),
         ValueKind::Uint => IntT::push(out, Some(v2::decode_v2_u64(b)? as i64)),
@@ -337,7 +382,7 @@ pub(super) fn push_v2(col: &ScanCol, b: &[u8], out: &mut VecCol, tz: &Tz) -> Res
         ValueKind::Duration => {
             DurT::push(out, Some(Duration::from_nanos(v2::decode_v2_i64(b)?, col.ft.fsp())?));
         }
-        ValueKind::Json => return Err(Error::unsupported(Feature::FieldType, "Json")),
+        ValueKind::Json => JsonT::push(out, Some(JsonRef::decode(b)?)),
     }
     Ok(())
 }
@@ -373,6 +418,22 @@ pub(super) fn push_datum(
             }
         }
         EvalType::Duration => DurT::push(out, dm::decode_duration_datum(r, col.ft.fsp())?),
+        EvalType::Json => {
+            let offset = r.pos();
+            match r.read_u8("datum flag")? {
+                dm::flag::NIL => out.push_null(),
+                dm::flag::JSON => {
+                    let (j, n) = JsonRef::decode_prefix(r.rest())?;
+                    JsonT::push(out, Some(j));
+                    r.read_bytes(n, "json")?;
+                }
+                flag => return Err(rcop_datum::Error::BadFlag { flag, offset }.into()),
+            }
+        }
+        EvalType::Enum => match decode_enum_datum(r)? {
+            Some(v) => push_enum(col, v, out)?,
+            None => out.push_null(),
+        },
     }
     Ok(())
 }
@@ -458,7 +519,8 @@ impl TableScanExecutor {
             } else {
                 Source::Row
             };
-            let mut col = ScanCol { id, ft, et, kind, source, default: None };
+            let mut col =
+                ScanCol { id, ft, et, kind, source, default: None, elems: c.elems.clone() };
             if let Some(d) = c.default_val.as_deref().filter(|d| !d.is_empty()) {
                 let mut one = VecCol::new(et, 1);
                 push_datum(&col, &mut Reader::new(d), &mut one, &cfg.tz)?;

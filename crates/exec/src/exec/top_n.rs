@@ -26,6 +26,12 @@ pub fn cmp_scalar(a: &Scalar, b: &Scalar, ft: &FieldType) -> Ordering {
         }
         (Scalar::DateTime(x), Scalar::DateTime(y)) => x.cmp(y),
         (Scalar::Duration(x), Scalar::Duration(y)) => x.cmp(y),
+        // JSON by TiKV's JSON order (a NaN double, which TiKV cannot order either, ties);
+        // ENUM by member index, as TiKV's `Enum: Ord`.
+        (Scalar::Json(x), Scalar::Json(y)) => {
+            x.as_ref().compare(&y.as_ref()).unwrap_or(Ordering::Equal)
+        }
+        (Scalar::Enum(x, _), Scalar::Enum(y, _)) => x.cmp(y),
         _ => Ordering::Equal,
     }
 }

@@ -2,7 +2,7 @@
 //! children typed, depth bounded.
 
 use rcop_datum::codec::{self, Reader};
-use rcop_datum::{Decimal, Duration, Time, TimeType};
+use rcop_datum::{Decimal, Duration, Json, Time, TimeType};
 use rcop_proto::tipb;
 
 use crate::column::Scalar;
@@ -117,6 +117,8 @@ fn build_at(
             }
             constant(Scalar::DateTime(t), EvalType::DateTime)
         }
+        // MysqlJson: the binary form (type byte and body), validated.
+        108 => constant(Scalar::Json(Json::from_binary(val.to_vec())?), EvalType::Json),
         201 => {
             let off = codec::decode_i64(&mut exact(val, 8)?)?;
             let col = usize::try_from(off)
@@ -195,6 +197,8 @@ pub fn default_ft(et: EvalType) -> FieldType {
         EvalType::Bytes => mt::VAR_STRING,
         EvalType::DateTime => mt::DATETIME,
         EvalType::Duration => mt::DURATION,
+        EvalType::Json => mt::JSON,
+        EvalType::Enum => mt::ENUM,
     };
     FieldType::new(tp)
 }

@@ -184,6 +184,12 @@ pub fn truth_at(v: &Value<'_>, i: usize, ctx: &mut EvalContext) -> Result<bool> 
         Scalar::Bytes(b) => !b.is_empty() && crate::expr::cast::bytes_as_real(&b, ctx)? != 0.0,
         Scalar::DateTime(t) => !t.is_zero(),
         Scalar::Duration(d) => d.nanos() != 0,
+        // JSON: false only for a numeric zero; ENUM: by its member index.
+        Scalar::Json(j) => {
+            let j = j.as_ref();
+            !(j.as_i64() == Some(0) || j.as_u64() == Some(0) || j.as_f64() == Some(0.0))
+        }
+        Scalar::Enum(idx, _) => idx != 0,
     })
 }
 

@@ -18,7 +18,7 @@ pub(super) fn register(r: &mut Registry) {
     r.add(3104, Args::same(Int, 1), Int, not_int);
     r.add(3105, Args::same(Decimal, 1), Int, not_decimal);
     r.add(3106, Args::same(Real, 1), Int, not_real);
-    // IsNull (decimal, duration, real, string, time, int).
+    // IsNull (decimal, duration, real, string, time, int, json).
     for (s, t) in [
         (3111, Decimal),
         (3112, Duration),
@@ -26,6 +26,7 @@ pub(super) fn register(r: &mut Registry) {
         (3114, Bytes),
         (3115, DateTime),
         (3116, Int),
+        (3117, Json),
     ] {
         r.add(s, Args::same(t, 1), Int, is_null_kernel);
     }

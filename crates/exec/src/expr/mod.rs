@@ -2,7 +2,7 @@
 //!
 //! A scalar function lives in the module of its category — [`compare`] (comparisons, `IN`),
 //! [`math`] (arithmetic), [`logic`] (`AND`, `NOT`, `IS NULL`, …), [`control`] (`IF`, `CASE`,
-//! `COALESCE`), [`string`] (`LIKE`), [`cast`] — and is registered there in the
+//! `COALESCE`), [`string`] (`LIKE`), [`cast`], [`json`] (JSON comparisons and casts) — and is registered there in the
 //! [`registry`], the one table from signature to arguments, result type and kernel that the
 //! builder, the evaluator, the capability check and the capability listing all read.
 
@@ -12,6 +12,7 @@ pub mod compare;
 pub mod control;
 pub mod decimal_fast;
 pub mod eval;
+pub mod json;
 pub mod kernel;
 pub mod like;
 pub mod logic;

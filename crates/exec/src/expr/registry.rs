@@ -219,6 +219,7 @@ pub fn registry() -> &'static Registry {
         super::control::register(&mut r);
         super::string::register(&mut r);
         super::cast::register(&mut r);
+        super::json::register(&mut r);
         r
     })
 }

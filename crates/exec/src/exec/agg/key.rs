@@ -34,6 +34,8 @@ fn x_et(x: &Scalar) -> EvalType {
         Scalar::Bytes(_) => EvalType::Bytes,
         Scalar::DateTime(_) => EvalType::DateTime,
         Scalar::Duration(_) => EvalType::Duration,
+        Scalar::Json(_) => EvalType::Json,
+        Scalar::Enum(..) => EvalType::Enum,
     }
 }
 
@@ -94,6 +96,17 @@ fn encode_key_col(
         ColData::Duration(d) => {
             buf.push(6);
             buf.extend_from_slice(&d.get(i).map_or(0, |t| t.nanos()).to_le_bytes());
+        }
+        // JSON groups by its binary form, ENUM by its member index (TiKV hashes both so).
+        ColData::Json(d) => {
+            buf.push(7);
+            let b = d.get(i);
+            buf.extend_from_slice(&(b.len() as u32).to_le_bytes());
+            buf.extend_from_slice(b);
+        }
+        ColData::Enum(d) => {
+            buf.push(8);
+            buf.extend_from_slice(d.get(i).get(..8).unwrap_or(&[0; 8]));
         }
     }
 }

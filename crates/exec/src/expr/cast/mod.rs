@@ -250,6 +250,10 @@ pub fn cast(
             let (tp, fsp) = (to_ft.time_type(), to_ft.fsp());
             map1::<DurT, TimeT>(n, v.arg()?, ctx, |d, _| Ok(Some(today.add_duration(&d, tp, fsp)?)))
         }
+        // Casts to and from JSON live in `expr/json.rs`; ENUM casts are not supported.
+        (T::Json | T::Enum, _) | (_, T::Json | T::Enum) => {
+            Err(Error::invalid(format!("no cast from {from:?} to {to:?} here")))
+        }
     }
 }
 
