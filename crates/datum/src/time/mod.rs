@@ -12,6 +12,7 @@
 //! Like MySQL without `NO_ZERO_DATE`/`NO_ZERO_IN_DATE`, the zero date `0000-00-00` and dates with
 //! a zero month or day are representable.
 
+pub mod calendar;
 mod parse;
 mod tz;
 
