@@ -25,6 +25,15 @@ pub fn days_in_year(year: u32) -> u32 {
     if year & 3 == 0 && (year % 100 != 0 || (year % 400 == 0 && year != 0)) { 366 } else { 365 }
 }
 
+/// The days in `month` (1..=12) of `year` by MySQL's rule; 31 for a month out of range.
+pub fn days_in_month(year: u32, month: u32) -> u32 {
+    match month {
+        2 if days_in_year(year) == 366 => 29,
+        1..=12 => DAYS_IN_MONTH.get(month as usize - 1).copied().unwrap_or(31),
+        _ => 31,
+    }
+}
+
 /// MySQL's `calc_daynr`: days since year 0 (`0000-01-01` is 1); 0 for year and month 0.
 ///
 /// Unlike [`Time::day_number`], a zero day or month is computed through, as MySQL does inside
