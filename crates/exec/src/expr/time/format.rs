@@ -187,6 +187,11 @@ fn date_format(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
             out.push_null();
             continue;
         };
+        if fmt.is_empty() {
+            // MySQL: an empty format is NULL.
+            out.push_null();
+            continue;
+        }
         if zero_in(&t) {
             null_invalid::<()>(ctx, t)?;
             out.push_null();

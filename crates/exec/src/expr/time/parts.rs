@@ -280,7 +280,11 @@ fn make_time_value(
     fsp: u8,
     ctx: &mut EvalContext,
 ) -> Result<Option<Duration>> {
-    if !(0..=59).contains(&minute) || !(0.0..60.0).contains(&second) {
+    if !(0..=59).contains(&minute) {
+        return Ok(None);
+    }
+    if !(0.0..60.0).contains(&second) {
+        invalid_time_clip(ctx, hour, minute, second)?;
         return Ok(None);
     }
     let (neg, hours) =

@@ -271,8 +271,8 @@ pub struct Fields {
     pub micro: u32,
 }
 
-/// MySQL's `date_add_interval`: `None` when the result leaves years 0..=9999 (MySQL's
-/// "datetime field overflow").
+/// MySQL's `date_add_interval`: `None` when the result leaves years 1..=9999 (MySQL's
+/// "datetime field overflow"; month units may reach year 0).
 pub fn add_interval(t: Fields, iv: &Interval, months: bool) -> Option<Fields> {
     let sign: i128 = if iv.neg { -1 } else { 1 };
     let mut r = t;
@@ -323,7 +323,8 @@ pub fn add_interval(t: Fields, iv: &Interval, months: bool) -> Option<Fields> {
         sec += 86_400;
     }
     let daynr = i128::from(calendar::day_number(t.year, t.month, 1)) + days;
-    if !(0..=max).contains(&daynr) {
+    // Day numbers up to 365 are the zero date in MySQL's calendar: an overflow too.
+    if !(366..=max).contains(&daynr) {
         return None;
     }
     let (y, m, d) = calendar::date_from_day_number(daynr as i64);
