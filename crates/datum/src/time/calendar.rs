@@ -22,7 +22,9 @@ pub const WEEK_FIRST_WEEKDAY: u32 = 4;
 
 /// The days in `year` by MySQL's rule (year 0 has 365).
 pub fn days_in_year(year: u32) -> u32 {
-    if year & 3 == 0 && (year % 100 != 0 || (year % 400 == 0 && year != 0)) { 366 } else { 365 }
+    let leap =
+        year & 3 == 0 && (!year.is_multiple_of(100) || (year.is_multiple_of(400) && year != 0));
+    if leap { 366 } else { 365 }
 }
 
 /// The days in `month` (1..=12) of `year` by MySQL's rule; 31 for a month out of range.

@@ -3,7 +3,7 @@
 //! - [`parts`]: fields of a date or time (`YEAR`, `MONTH`, `HOUR`, `DAYNAME`, `TO_DAYS`, …) and
 //!   the constructors (`MAKEDATE`, `MAKETIME`, `FROM_DAYS`, `LAST_DAY`, `PERIOD_ADD`, `SYSDATE`).
 //! - [`week`]: `WEEK`, `WEEKOFYEAR`, `YEARWEEK`.
-//! - [`format`]: `DATE_FORMAT`.
+//! - [`format`](mod@format): `DATE_FORMAT`.
 //! - [`addtime`]: `ADDTIME`/`SUBTIME` and `TIMEDIFF` over their typed variants.
 //! - [`interval`]: the `DATE_ADD`/`DATE_SUB` family (`AddDate<Date><Interval>`), with the
 //!   interval units of [`unit`].
@@ -81,6 +81,7 @@ pub fn ret_fsp(c: &Call<'_, '_>, default: u8) -> u8 {
 
 /// A time from validated fields (the callers' fields come from `Time` values or from the
 /// calendar, so they are in range), or `None`.
+#[expect(clippy::too_many_arguments, reason = "the seven fields, the type and the precision")]
 pub fn make_time(
     y: u32,
     mo: u32,
