@@ -108,8 +108,10 @@ def statements(fns):
             if len(case) != len(f["args"]):
                 raise SystemExit(f"{f['sig']} case {ci}: {len(case)} values")
             expr = parts[0]
-            for v, ty, rest in zip(case, f["args"], parts[1:]):
-                expr += sql_value(v, ty) + rest
+            literal = f.get("literal", [])
+            for ai, (v, ty, rest) in enumerate(zip(case, f["args"], parts[1:])):
+                # A `literal` argument (an interval unit) is SQL text, a constant in the engine.
+                expr += (v if ai in literal else sql_value(v, ty)) + rest
             shown = f"HEX({expr})" if is_string(f["ret"]) else f"CAST({expr} AS CHAR)"
             out.append((f"{fi}:{ci}", f"SELECT 'R', {shown} FROM one;"))
     return out

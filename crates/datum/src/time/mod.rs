@@ -12,6 +12,7 @@
 //! Like MySQL without `NO_ZERO_DATE`/`NO_ZERO_IN_DATE`, the zero date `0000-00-00` and dates with
 //! a zero month or day are representable.
 
+pub mod calendar;
 mod parse;
 mod tz;
 
@@ -621,7 +622,19 @@ impl Time {
         self.day_number().map(|n| (n + 5) % 7)
     }
 
-    /// The jiff civil datetime of this value.
+    /// The current wall time in `tz` by the system clock, as a `DATETIME` with the fraction
+    /// truncated to `fsp` digits: what MySQL's `SYSDATE(fsp)` gives a session.
+    ///
+    /// Errors: [`Error::Invalid`] if `fsp > 6`.
+    pub fn now(tz: &Tz, fsp: u8) -> Result<Time> {
+        let fsp = check_fsp(fsp)?;
+        let now = tz.zone().to_datetime(jiff::Timestamp::now());
+        let t = Time::from_civil(now, TimeType::DateTime, MAX_FSP)?;
+        let mut p = t.parts();
+        p.micro -= p.micro % micro_step(fsp);
+        Ok(Time::pack(&p, TimeType::DateTime, fsp))
+    }
+
     /// Today's date in `tz` by the system clock: what MySQL's `CURRENT_DATE` gives a session.
     pub fn today(tz: &Tz) -> Result<Time> {
         let now = tz.zone().to_datetime(jiff::Timestamp::now());

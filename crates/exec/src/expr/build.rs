@@ -150,7 +150,8 @@ fn build_at(
                 None => Meta::None,
             };
             let func = Func { sig: s, def, children, meta };
-            Ok(Node { kind: NodeKind::Func(Box::new(func)), ft, et: def.ret })
+            let et = if def.ret_by_ft { ft.eval_type()? } else { def.ret };
+            Ok(Node { kind: NodeKind::Func(Box::new(func)), ft, et })
         }
         _ => Err(Error::unsupported(Feature::ExprType, expr_type_name(tp))),
     }

@@ -20,6 +20,7 @@ pub mod math;
 pub mod registry;
 pub mod sig;
 pub mod string;
+pub mod time;
 pub mod value;
 
 pub use build::{DEFAULT_MAX_DEPTH, Node, build};

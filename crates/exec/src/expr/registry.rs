@@ -137,6 +137,9 @@ pub struct FnDef {
     /// The kernel takes fixed-point decimal columns as they are (it has an exact fast path);
     /// other kernels see them turned into [`rcop_datum::Decimal`] columns first.
     pub takes_fixed: bool,
+    /// The result's eval type is the call's field type's, not `ret` (TiKV picks the function
+    /// by the result type, as for `DATE_ADD` of a `TIME`).
+    pub ret_by_ft: bool,
 }
 
 impl fmt::Debug for FnDef {
@@ -155,6 +158,12 @@ impl FnDef {
     /// Sets the metadata builder.
     pub fn with_meta(&mut self, m: MetaBuilder) -> &mut FnDef {
         self.meta = Some(m);
+        self
+    }
+
+    /// Takes the result's eval type from the call's field type.
+    pub fn ret_by_field_type(&mut self) -> &mut FnDef {
+        self.ret_by_ft = true;
         self
     }
 
@@ -186,7 +195,8 @@ impl Registry {
     /// Registers `sig`. Registering a signature twice or out of range is a programming
     /// error, caught by the registry's unit test.
     pub fn add(&mut self, sig: i32, args: Args, ret: EvalType, kernel: Kernel) -> &mut FnDef {
-        let def = FnDef { sig, args, ret, kernel, meta: None, takes_fixed: false };
+        let def =
+            FnDef { sig, args, ret, kernel, meta: None, takes_fixed: false, ret_by_ft: false };
         let i = usize::try_from(sig).ok().filter(|i| *i < MAX_SIG as usize);
         debug_assert!(i.is_some(), "signature {sig} out of range");
         let i = i.unwrap_or(MAX_SIG as usize);
@@ -220,6 +230,7 @@ pub fn registry() -> &'static Registry {
         super::string::register(&mut r);
         super::cast::register(&mut r);
         super::json::register(&mut r);
+        super::time::register(&mut r);
         r
     })
 }
