@@ -45,7 +45,13 @@ pub struct EvalConfig {
     pub div_precision_increment: u8,
     /// At most this many warnings are kept (all are counted).
     pub max_warning_count: usize,
+    /// MySQL `max_allowed_packet`: functions whose result would be longer are NULL with a
+    /// warning, as in MySQL.
+    pub max_allowed_packet: u64,
 }
+
+/// TiDB's default `max_allowed_packet` (64 MiB).
+pub const DEFAULT_MAX_ALLOWED_PACKET: u64 = 64 << 20;
 
 impl Default for EvalConfig {
     fn default() -> Self {
@@ -55,6 +61,7 @@ impl Default for EvalConfig {
             tz: Tz::utc(),
             div_precision_increment: rcop_datum::decimal::DEFAULT_DIV_FRAC_INCR,
             max_warning_count: DEFAULT_MAX_WARNINGS,
+            max_allowed_packet: DEFAULT_MAX_ALLOWED_PACKET,
         }
     }
 }
@@ -75,6 +82,7 @@ impl EvalConfig {
             max_warning_count: dag.max_warning_count.map_or(DEFAULT_MAX_WARNINGS, |v| {
                 usize::try_from(v).unwrap_or(usize::MAX).min(MAX_WARNINGS_CAP)
             }),
+            max_allowed_packet: dag.max_allowed_packet.unwrap_or(DEFAULT_MAX_ALLOWED_PACKET),
         })
     }
 
