@@ -12,7 +12,7 @@ use flate2::{Compression, Decompress, FlushDecompress, Status, write::ZlibEncode
 use sha1::Sha1;
 use sha2::{Digest, Sha224, Sha256, Sha384, Sha512};
 
-use crate::column::{BytesT, IntT, VecCol};
+use crate::column::{BytesT, Elem, IntT, VecCol};
 use crate::ctx::EvalContext;
 use crate::error::{Error, Result};
 use crate::expr::kernel::{map1, map1_infallible, map2};
@@ -61,36 +61,55 @@ fn sha1(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
     map1_infallible::<BytesT, BytesT>(c.n, c.typed(0)?, |v| Some(hex_lower(&Sha1::digest(v))))
 }
 
-/// `SHA2(str, bits)`: 0 means 256; any length but 224, 256, 384, 512 is NULL.
+/// MySQL's `ER_WRONG_PARAMETERS_TO_NATIVE_FCT`.
+pub const ER_WRONG_PARAMETERS_TO_NATIVE_FCT: i32 = 1583;
+
+/// `SHA2(str, bits)`: 0 means 256; any length but 224, 256, 384, 512 is NULL with MySQL's
+/// warning (TiKV gives the NULL without it).
 fn sha2(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
-    map2::<BytesT, IntT, BytesT>(c.n, c.typed(0)?, c.typed(1)?, ctx, |v, bits, _| {
+    map2::<BytesT, IntT, BytesT>(c.n, c.typed(0)?, c.typed(1)?, ctx, |v, bits, ctx| {
         Ok(match bits {
             224 => Some(hex_lower(&Sha224::digest(v))),
             0 | 256 => Some(hex_lower(&Sha256::digest(v))),
             384 => Some(hex_lower(&Sha384::digest(v))),
             512 => Some(hex_lower(&Sha512::digest(v))),
-            _ => None,
+            _ => {
+                ctx.warn(&Error::eval(
+                    ER_WRONG_PARAMETERS_TO_NATIVE_FCT,
+                    "Incorrect parameters in the call to native function 'sha2'",
+                ));
+                None
+            }
         })
     })
 }
 
 /// `PASSWORD(str)`: MySQL 4.1's hash, `*` and the uppercase hex of SHA1(SHA1(str)); the
-/// empty string hashes to the empty string. TiDB warns that it is deprecated.
+/// empty string and NULL hash to the empty string (as MySQL 5.7, MariaDB and TiKV). TiDB
+/// warns that it is deprecated.
 fn password(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
-    map1::<BytesT, BytesT>(c.n, c.typed(0)?, ctx, |v, ctx| {
+    let a = c.typed::<BytesT>(0)?;
+    let mut out = VecCol::new(EvalType::Bytes, c.n);
+    for i in 0..c.n {
         ctx.warn(&Error::eval(
             ER_WARN_DEPRECATED_SYNTAX_NO_REPLACEMENT,
             "'PASSWORD' is deprecated and will be removed in a future release.",
         ));
-        if v.is_empty() {
-            return Ok(Some(Vec::new()));
-        }
-        let h = Sha1::digest(Sha1::digest(v));
-        let mut out = Vec::with_capacity(41);
-        out.push(b'*');
-        out.extend(hex_lower(&h).to_ascii_uppercase());
-        Ok(Some(out))
-    })
+        BytesT::push(&mut out, Some(&password_one(a.get(i).unwrap_or(b""))));
+    }
+    Ok(out)
+}
+
+/// One `PASSWORD`: NULL and the empty string hash to the empty string.
+pub fn password_one(v: &[u8]) -> Vec<u8> {
+    if v.is_empty() {
+        return Vec::new();
+    }
+    let h = Sha1::digest(Sha1::digest(v));
+    let mut out = Vec::with_capacity(41);
+    out.push(b'*');
+    out.extend(hex_lower(&h).to_ascii_uppercase());
+    out
 }
 
 /// `RANDOM_BYTES(len)`: `len` bytes from the OS's secure source; a length outside 1..=1024

@@ -5,7 +5,7 @@
 //! library's: MySQL accepts leading zeros in IPv4 groups, reads `INET_ATON`'s short forms
 //! (`127.1`), and prints a lone zero group as `::`.
 
-use crate::column::{BytesT, Elem, IntT, VecCol};
+use crate::column::{Bitmap, BytesT, ColData, Elem, IntT, VecCol};
 use crate::ctx::EvalContext;
 use crate::error::{Error, Result};
 use crate::expr::kernel::map1_infallible;
@@ -264,35 +264,38 @@ fn inet6_ntoa(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
     })
 }
 
+/// An `IS_IPV*` test: NULL is 0 (MySQL's `Item_func_inet_bool_base`).
+fn is_test(c: &Call<'_, '_>, f: impl Fn(&[u8]) -> bool) -> Result<VecCol> {
+    let a = c.typed::<BytesT>(0)?;
+    let data = (0..c.n).map(|i| i64::from(a.get(i).is_some_and(&f))).collect();
+    Ok(VecCol { data: ColData::Int(data), valid: Bitmap::all_valid(c.n) })
+}
+
 fn is_ipv4(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
-    map1_infallible::<BytesT, IntT>(c.n, c.typed(0)?, |s| Some(i64::from(parse_ipv4(s).is_some())))
+    is_test(c, |s| parse_ipv4(s).is_some())
 }
 
 fn is_ipv6(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
-    map1_infallible::<BytesT, IntT>(c.n, c.typed(0)?, |s| Some(i64::from(parse_ipv6(s).is_some())))
+    is_test(c, |s| parse_ipv6(s).is_some())
 }
 
 /// `IS_IPV4_COMPAT`: 16 bytes, the first 12 zero and the last four above 0.0.0.1
 /// (`IN6_IS_ADDR_V4COMPAT`).
 fn is_ipv4_compat(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
-    map1_infallible::<BytesT, IntT>(c.n, c.typed(0)?, |b| {
-        let ok = match b {
-            [head @ .., w, x, y, z] if b.len() == 16 => {
-                head.iter().all(|v| *v == 0) && u32::from_be_bytes([*w, *x, *y, *z]) > 1
-            }
-            _ => false,
-        };
-        Some(i64::from(ok))
+    is_test(c, |b| match b {
+        [head @ .., w, x, y, z] if b.len() == 16 => {
+            head.iter().all(|v| *v == 0) && u32::from_be_bytes([*w, *x, *y, *z]) > 1
+        }
+        _ => false,
     })
 }
 
 /// `IS_IPV4_MAPPED`: 16 bytes, ten zero bytes then `ff ff`.
 fn is_ipv4_mapped(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
-    map1_infallible::<BytesT, IntT>(c.n, c.typed(0)?, |b| {
-        let ok = b.len() == 16
+    is_test(c, |b| {
+        b.len() == 16
             && b.get(..10).is_some_and(|h| h.iter().all(|v| *v == 0))
-            && b.get(10..12) == Some(&[0xff, 0xff][..]);
-        Some(i64::from(ok))
+            && b.get(10..12) == Some(&[0xff, 0xff][..])
     })
 }
 

@@ -209,8 +209,8 @@ fn opt_int(args: &[Arg<'_, IntT>], i: usize, r: usize, default: i64) -> Option<i
 }
 
 /// The text from character position `pos` (1-based) on, and its byte offset; a position
-/// before the first or past the last character is an error (position 1 of an empty text
-/// is allowed).
+/// before the first character or more than one past the last is an error (MySQL 8 allows
+/// the position just past the end, which TiKV rejects unless the text is empty).
 fn trim_at(text: &str, pos: i64) -> Result<(usize, &str)> {
     let bad = || regexp_error(format!("Invalid pos: {pos} in regexp, count: {}", text.chars().count()));
     if pos < 1 {
@@ -219,7 +219,7 @@ fn trim_at(text: &str, pos: i64) -> Result<(usize, &str)> {
     let skip = usize::try_from(pos - 1).map_err(|_| bad())?;
     match text.char_indices().nth(skip) {
         Some((at, _)) => Ok((at, text.get(at..).unwrap_or(""))),
-        None if pos == 1 => Ok((0, text)),
+        None if skip == text.chars().count() => Ok((text.len(), "")),
         None => Err(bad()),
     }
 }

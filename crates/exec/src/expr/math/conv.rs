@@ -96,6 +96,9 @@ fn base_ok(b: i64) -> Option<u32> {
 /// One `CONV`.
 pub fn conv_one(s: &[u8], from: i64, to: i64) -> Option<Vec<u8>> {
     let (fb, tb) = (base_ok(from)?, base_ok(to)?);
+    if s.is_empty() {
+        return None;
+    }
     let mut rest = s;
     while let [b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c, tail @ ..] = rest {
         rest = tail;

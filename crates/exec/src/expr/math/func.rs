@@ -110,6 +110,8 @@ fn log_base(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
         }
         let lb = b.ln();
         if lb == 0.0 {
+            // MySQL divides by log(1) = 0: NULL with the division-by-zero warning.
+            ctx.division_by_zero()?;
             return Ok(None);
         }
         finite(x.ln() / lb).map(Some)

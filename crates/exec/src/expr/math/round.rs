@@ -193,9 +193,8 @@ fn truncate_dec(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
 fn dec_frac(c: &Call<'_, '_>, ctx: &mut EvalContext, mode: RoundMode) -> Result<VecCol> {
     let du = c.arg_ft(1).is_unsigned();
     map2::<DecT, IntT, DecT>(c.n, c.typed(0)?, c.typed(1)?, ctx, |v, d, _| {
-        // Never more fraction digits than the value has: ROUND(1.5, 3) is 1.5.
-        let d = dec_digits(digits(d, du)).min(v.frac_cnt() as i8);
-        dec_res(v.round(d, mode)).map(Some)
+        // More fraction digits than the value has pad with zeros: ROUND(1.5, 3) is 1.500.
+        dec_res(v.round(dec_digits(digits(d, du)), mode)).map(Some)
     })
 }
 
