@@ -185,7 +185,7 @@ pub fn uncompress_one(v: &[u8], max_allowed_packet: u64) -> std::result::Result<
         if room == 0 {
             // Full: the stream must end here, without more output.
             let mut probe = Vec::with_capacity(1);
-            return match d.decompress_vec(rest, &mut probe, FlushDecompress::Finish) {
+            return match d.decompress_vec(rest, &mut probe, FlushDecompress::None) {
                 Ok(Status::StreamEnd) if probe.is_empty() => Ok(out),
                 Ok(_) if !probe.is_empty() => Err(buf_err()),
                 _ => Err(data_err()),
@@ -195,7 +195,8 @@ pub fn uncompress_one(v: &[u8], max_allowed_packet: u64) -> std::result::Result<
             out.reserve_exact(out.len().max(4096).min(room));
         }
         let before = (d.total_in(), d.total_out());
-        let status = d.decompress_vec(rest, &mut out, FlushDecompress::Finish);
+        // `Finish` would ask miniz for one-shot output into the room given; grow instead.
+        let status = d.decompress_vec(rest, &mut out, FlushDecompress::None);
         if out.len() > want {
             return Err(buf_err());
         }

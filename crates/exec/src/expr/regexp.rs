@@ -420,9 +420,10 @@ mod tests {
         assert!(compile(b"abc", b"", true).unwrap().is_match("ABC"));
         let r = re("(a)(b)?", "").unwrap();
         let parts = parse_replacement(b"[\\2\\1\\x]\\");
-        assert_eq!(replace(&r, "xaay", 1, 0, &parts).unwrap(), b"x[a][a]y");
-        assert_eq!(replace(&r, "xaay", 1, 2, &parts).unwrap(), b"xa[a]y");
-        assert_eq!(replace(&r, "xaay", 3, 0, &parts).unwrap(), b"xa[a]y");
+        // `\2` did not take part (empty), `\x` is a literal x, a final `\` is dropped.
+        assert_eq!(replace(&r, "xaay", 1, 0, &parts).unwrap(), b"x[ax][ax]y");
+        assert_eq!(replace(&r, "xaay", 1, 2, &parts).unwrap(), b"xa[ax]y");
+        assert_eq!(replace(&r, "xaay", 3, 0, &parts).unwrap(), b"xa[ax]y");
         assert!(replace(&r, "xaay", 9, 0, &parts).is_err());
         assert!(replace(&r, "ab", 1, 0, &parse_replacement(b"\\3")).is_err());
         assert_eq!(trim_at("", 1).unwrap(), (0, ""));

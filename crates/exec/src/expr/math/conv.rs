@@ -174,7 +174,7 @@ mod tests {
         assert_eq!(c("a", 16, 2).as_deref(), Some("1010"));
         assert_eq!(c("6E", 18, 8).as_deref(), Some("172"));
         assert_eq!(c("-17", 10, -18).as_deref(), Some("-H"));
-        assert_eq!(c("-17", 10, 18).as_deref(), Some("2C5BC1F5D5B5DCDE"));
+        assert_eq!(c("-17", 10, 16).as_deref(), Some("FFFFFFFFFFFFFFEF"));
         assert_eq!(c("zz", 10, 10).as_deref(), Some("0"));
         assert_eq!(c("1", 1, 10), None);
         assert_eq!(c("1", 10, 37), None);
