@@ -11,13 +11,8 @@ use crate::types::EvalType;
 
 pub(super) fn register(r: &mut Registry) {
     use EvalType::Int as I;
-    let two: [(i32, Kernel); 5] = [
-        (3118, bit_and),
-        (3119, bit_or),
-        (3120, bit_xor),
-        (3129, left_shift),
-        (3130, right_shift),
-    ];
+    let two: [(i32, Kernel); 5] =
+        [(3118, bit_and), (3119, bit_or), (3120, bit_xor), (3129, left_shift), (3130, right_shift)];
     for (s, k) in two {
         r.add(s, Args::same(I, 2), I, k);
     }
@@ -45,11 +40,15 @@ fn bit_xor(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
 }
 
 fn left_shift(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
-    int2(c, |x, y| u32::try_from(y).ok().and_then(|s| (x as u64).checked_shl(s)).unwrap_or(0) as i64)
+    int2(c, |x, y| {
+        u32::try_from(y).ok().and_then(|s| (x as u64).checked_shl(s)).unwrap_or(0) as i64
+    })
 }
 
 fn right_shift(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
-    int2(c, |x, y| u32::try_from(y).ok().and_then(|s| (x as u64).checked_shr(s)).unwrap_or(0) as i64)
+    int2(c, |x, y| {
+        u32::try_from(y).ok().and_then(|s| (x as u64).checked_shr(s)).unwrap_or(0) as i64
+    })
 }
 
 fn bit_neg(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {

@@ -25,6 +25,9 @@ pub mod sig;
 pub mod string;
 pub mod value;
 
+#[cfg(test)]
+mod fn_props;
+
 pub use build::{DEFAULT_MAX_DEPTH, Node, build};
 pub use eval::eval;
 pub use value::Value;

@@ -187,7 +187,8 @@ fn substr_meta(ft: &FieldType, children: &[Node]) -> Result<Meta> {
 fn regexp_meta(kind: Kind, ft: &FieldType, children: &[Node]) -> Result<Meta> {
     let ci = is_ci(ft.collate)?;
     let idx = kind.match_idx();
-    let mt = if children.len() > idx { const_bytes(children.get(idx)) } else { Some(Some(&b""[..])) };
+    let mt =
+        if children.len() > idx { const_bytes(children.get(idx)) } else { Some(Some(&b""[..])) };
     let compiled = match (const_bytes(children.get(1)), mt) {
         (Some(Some(p)), Some(Some(m))) => Some(Some(compile(p, m, ci)?)),
         (Some(None), _) | (_, Some(None)) => Some(None),
@@ -212,7 +213,8 @@ fn opt_int(args: &[Arg<'_, IntT>], i: usize, r: usize, default: i64) -> Option<i
 /// before the first character or more than one past the last is an error (MySQL 8 allows
 /// the position just past the end, which TiKV rejects unless the text is empty).
 fn trim_at(text: &str, pos: i64) -> Result<(usize, &str)> {
-    let bad = || regexp_error(format!("Invalid pos: {pos} in regexp, count: {}", text.chars().count()));
+    let bad =
+        || regexp_error(format!("Invalid pos: {pos} in regexp, count: {}", text.chars().count()));
     if pos < 1 {
         return Err(bad());
     }
@@ -354,7 +356,9 @@ pub const ER_WARN_ALLOWED_PACKET_OVERFLOWED: i32 = 1301;
 fn packet_overflow(max: u64) -> Error {
     Error::eval(
         ER_WARN_ALLOWED_PACKET_OVERFLOWED,
-        format!("Result of regexp_replace() was larger than max_allowed_packet ({max}) - truncated"),
+        format!(
+            "Result of regexp_replace() was larger than max_allowed_packet ({max}) - truncated"
+        ),
     )
 }
 

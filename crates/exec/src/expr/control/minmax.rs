@@ -43,7 +43,8 @@ fn fold<E: Elem>(
     c: &Call<'_, '_>,
     pick: impl for<'x> Fn(E::R<'x>, E::R<'x>) -> bool,
 ) -> Result<VecCol> {
-    let args: Vec<Arg<'_, E>> = (0..c.args.len()).map(|i| c.typed::<E>(i)).collect::<Result<_>>()?;
+    let args: Vec<Arg<'_, E>> =
+        (0..c.args.len()).map(|i| c.typed::<E>(i)).collect::<Result<_>>()?;
     let mut out = VecCol::new(E::ET, c.n);
     for i in 0..c.n {
         let mut best: Option<E::R<'_>> = None;

@@ -66,7 +66,8 @@ fn rand(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
 /// MySQL re-seeds per row.
 fn rand_with_seed(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
     let seeds = c.typed::<IntT>(0)?;
-    let data = (0..c.n).map(|i| MySqlRng::with_seed(seeds.get(i).unwrap_or(0)).next_f64()).collect();
+    let data =
+        (0..c.n).map(|i| MySqlRng::with_seed(seeds.get(i).unwrap_or(0)).next_f64()).collect();
     Ok(VecCol { data: ColData::Real(data), valid: crate::column::Bitmap::all_valid(c.n) })
 }
 

@@ -62,7 +62,9 @@ fn abs_real(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
 }
 
 fn abs_decimal(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
-    map1_infallible::<DecT, DecT>(c.n, c.typed(0)?, |v| Some(if v.is_negative() { -*v } else { *v }))
+    map1_infallible::<DecT, DecT>(c.n, c.typed(0)?, |v| {
+        Some(if v.is_negative() { -*v } else { *v })
+    })
 }
 
 /// A real function that is NULL outside its domain and an error when not finite.

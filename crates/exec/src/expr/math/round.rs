@@ -101,7 +101,9 @@ fn round_real(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
 }
 
 fn round_dec(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
-    map1::<DecT, DecT>(c.n, c.typed(0)?, ctx, |v, _| dec_res(v.round(0, RoundMode::HalfUp)).map(Some))
+    map1::<DecT, DecT>(c.n, c.typed(0)?, ctx, |v, _| {
+        dec_res(v.round(0, RoundMode::HalfUp)).map(Some)
+    })
 }
 
 /// The digits argument as MySQL reads it: an unsigned one is never negative.
