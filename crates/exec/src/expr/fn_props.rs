@@ -180,3 +180,64 @@ fn every_signature_runs_on_edge_rows() {
         }
     }
 }
+
+/// The non-deterministic and argument-less functions: their properties, not their values.
+#[test]
+fn pi_rand_uuid_random_bytes_properties() {
+    use std::collections::HashSet;
+    let run = |sig: i32, args: Vec<Scalar>, n: usize| {
+        let def = registry().get(sig).unwrap();
+        let e = tipb::Expr {
+            tp: Some(10000),
+            sig: Some(sig),
+            children: args
+                .iter()
+                .map(|a| {
+                    let mut v = Vec::new();
+                    let Scalar::Int(x) = a else { panic!("int args only") };
+                    codec::encode_i64(&mut v, *x);
+                    tipb::Expr {
+                        tp: Some(1),
+                        val: Some(v.into()),
+                        field_type: Some(tipb_ft(EvalType::Int)),
+                        ..Default::default()
+                    }
+                })
+                .collect(),
+            field_type: Some(tipb_ft(def.ret)),
+            ..Default::default()
+        };
+        let cfg = EvalConfig::default();
+        let node = build(&e, &[], &cfg, 10).unwrap();
+        let NodeKind::Func(f) = &node.kind else { panic!("not a call") };
+        let vals: Vec<Value<'_>> = args.into_iter().map(Value::Scalar).collect();
+        let col = eval_func(f, &node.ft, node.et, &vals, n, &mut EvalContext::new(cfg)).unwrap();
+        (0..n).map(|i| col.scalar_at(i)).collect::<Vec<_>>()
+    };
+    assert!(run(2150, vec![], 3).iter().all(|v| *v == Scalar::Real(std::f64::consts::PI)));
+    let r = run(2135, vec![], 1000);
+    assert!(r.iter().all(|v| matches!(v, Scalar::Real(x) if (0.0..1.0).contains(x))));
+    assert!(r.iter().collect::<Vec<_>>().windows(2).any(|w| w[0] != w[1]));
+    let u = run(4569, vec![], 100);
+    let mut seen = HashSet::new();
+    for v in &u {
+        let Scalar::Bytes(b) = v else { panic!("uuid is a string") };
+        let s = std::str::from_utf8(b).unwrap();
+        assert_eq!(s.len(), 36, "{s}");
+        for (i, ch) in s.chars().enumerate() {
+            if matches!(i, 8 | 13 | 18 | 23) {
+                assert_eq!(ch, '-');
+            } else {
+                assert!(ch.is_ascii_hexdigit() && !ch.is_ascii_uppercase(), "{s}");
+            }
+        }
+        assert_eq!(&s[14..15], "1", "version 1: {s}");
+        assert!(matches!(&s[19..20], "8" | "9" | "a" | "b"), "RFC 4122 variant: {s}");
+        assert!(seen.insert(s.to_string()), "duplicate {s}");
+    }
+    for len in [1, 17, 1024] {
+        let b = run(4506, vec![Scalar::Int(len)], 2);
+        assert!(b.iter().all(|v| matches!(v, Scalar::Bytes(x) if x.len() == len as usize)));
+    }
+    assert_ne!(run(4506, vec![Scalar::Int(32)], 1), run(4506, vec![Scalar::Int(32)], 1));
+}
