@@ -52,7 +52,13 @@ pub struct EvalConfig {
     /// The request's paging size when it pages (TiKV's `EvalConfig::paging_size`): blocking
     /// executors end a page at this many groups.
     pub paging_size: Option<u64>,
+    /// MySQL `max_allowed_packet`: functions whose result would be longer are NULL with a
+    /// warning, as in MySQL.
+    pub max_allowed_packet: u64,
 }
+
+/// TiDB's default `max_allowed_packet` (64 MiB).
+pub const DEFAULT_MAX_ALLOWED_PACKET: u64 = 64 << 20;
 
 impl Default for EvalConfig {
     fn default() -> Self {
@@ -63,6 +69,7 @@ impl Default for EvalConfig {
             div_precision_increment: rcop_datum::decimal::DEFAULT_DIV_FRAC_INCR,
             max_warning_count: DEFAULT_MAX_WARNINGS,
             paging_size: None,
+            max_allowed_packet: DEFAULT_MAX_ALLOWED_PACKET,
         }
     }
 }
@@ -84,6 +91,7 @@ impl EvalConfig {
                 usize::try_from(v).unwrap_or(usize::MAX).min(MAX_WARNINGS_CAP)
             }),
             paging_size: None,
+            max_allowed_packet: dag.max_allowed_packet.unwrap_or(DEFAULT_MAX_ALLOWED_PACKET),
         })
     }
 

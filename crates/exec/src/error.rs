@@ -159,6 +159,15 @@ pub enum Error {
     /// The scan source failed.
     #[error(transparent)]
     Scan(#[from] ScanError),
+    /// A function's own MySQL error or warning (e.g. an invalid regular expression, 1139;
+    /// a corrupt `UNCOMPRESS` input, 1259).
+    #[error("{msg}")]
+    Eval {
+        /// The MySQL error code.
+        code: i32,
+        /// The message.
+        msg: String,
+    },
 }
 
 impl Error {
@@ -171,12 +180,17 @@ impl Error {
             Error::DataTooLong { .. } => ER_DATA_TOO_LONG,
             Error::DataTruncated => WARN_DATA_TRUNCATED,
             Error::MissingColumn { .. } => ER_BAD_NULL,
+            Error::Eval { code, .. } => *code,
             _ => ER_UNKNOWN,
         }
     }
 
     pub(crate) fn unsupported(what: Feature, detail: impl Into<String>) -> Error {
         Error::Unsupported { what, detail: detail.into() }
+    }
+
+    pub(crate) fn eval(code: i32, msg: impl Into<String>) -> Error {
+        Error::Eval { code, msg: msg.into() }
     }
 
     pub(crate) fn invalid(msg: impl Into<String>) -> Error {

@@ -62,6 +62,8 @@ pub enum Meta {
     Like(Box<LikePattern>),
     /// A LIKE with a non-constant pattern: the collation only.
     LikeDynamic(Collation, i32),
+    /// A regular expression function: its flags, and its pattern when constant.
+    Regexp(Box<crate::expr::regexp::RegexpMeta>),
 }
 
 /// The schema a node is built against: the child executor's output types.

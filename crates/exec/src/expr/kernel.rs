@@ -146,6 +146,11 @@ pub fn valid2<A: Elem, B: Elem>(n: usize, a: &Arg<'_, A>, b: &Arg<'_, B>) -> Bit
     v
 }
 
+/// `v`, or an overflow error when it is infinite or NaN.
+pub fn finite(v: f64) -> Result<f64> {
+    if v.is_finite() { Ok(v) } else { Err(Error::Overflow("DOUBLE")) }
+}
+
 /// Unwraps a decimal result: truncation is accepted, overflow is an error.
 pub fn dec_res(r: rcop_datum::Res<Decimal>) -> Result<Decimal> {
     match r {

@@ -6,10 +6,12 @@
 //! [`registry`], the one table from signature to arguments, result type and kernel that the
 //! builder, the evaluator, the capability check and the capability listing all read.
 
+pub mod bit;
 pub mod build;
 pub mod cast;
 pub mod compare;
 pub mod control;
+pub mod crypto;
 pub mod decimal_fast;
 pub mod eval;
 pub mod json;
@@ -17,11 +19,16 @@ pub mod kernel;
 pub mod like;
 pub mod logic;
 pub mod math;
+pub mod misc;
+pub mod regexp;
 pub mod registry;
 pub mod sig;
 pub mod string;
 pub mod time;
 pub mod value;
+
+#[cfg(test)]
+mod fn_props;
 
 pub use build::{DEFAULT_MAX_DEPTH, Node, build};
 pub use eval::eval;

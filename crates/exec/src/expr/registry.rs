@@ -79,6 +79,15 @@ pub enum Args {
     Variadic(EvalType),
     /// `CASE WHEN`: `[Int condition, value]*` pairs, then an optional else value.
     CaseWhen(EvalType),
+    /// The first `min` to `len` of these types, in order (the rest are optional).
+    Prefix {
+        /// The types; only the first `len` count.
+        types: [EvalType; 6],
+        /// The fewest arguments.
+        min: u8,
+        /// The most arguments.
+        len: u8,
+    },
 }
 
 impl Args {
@@ -96,12 +105,25 @@ impl Args {
         Args::Fixed { types: [t; 4], len: n.min(4) }
     }
 
+    /// At least `min` and at most all of `types`, in order.
+    pub fn prefix(types: &[EvalType], min: u8) -> Args {
+        let mut t = [EvalType::Int; 6];
+        for (slot, ty) in t.iter_mut().zip(types) {
+            *slot = *ty;
+        }
+        let len = types.len().min(6) as u8;
+        Args::Prefix { types: t, min: min.min(len), len }
+    }
+
     /// One argument list this signature accepts (the shortest), to build a test call.
     pub fn example(&self) -> Vec<EvalType> {
         match *self {
             Args::Fixed { types, len } => types.get(..usize::from(len)).unwrap_or(&[]).to_vec(),
             Args::Variadic(t) => vec![t],
             Args::CaseWhen(t) => vec![EvalType::Int, t],
+            Args::Prefix { types, min, .. } => {
+                types.get(..usize::from(min)).unwrap_or(&[]).to_vec()
+            }
         }
     }
 
@@ -116,6 +138,10 @@ impl Args {
                         let is_cond = i % 2 == 0 && i + 1 < args.len();
                         *a == if is_cond { EvalType::Int } else { t }
                     })
+            }
+            Args::Prefix { types, min, len } => {
+                (usize::from(min)..=usize::from(len)).contains(&args.len())
+                    && types.get(..args.len()) == Some(args)
             }
         }
     }
@@ -231,6 +257,10 @@ pub fn registry() -> &'static Registry {
         super::cast::register(&mut r);
         super::json::register(&mut r);
         super::time::register(&mut r);
+        super::bit::register(&mut r);
+        super::regexp::register(&mut r);
+        super::crypto::register(&mut r);
+        super::misc::register(&mut r);
         r
     })
 }

@@ -113,8 +113,8 @@ mod tests {
         assert_eq!(cast(23), Some((EvalType::Decimal, EvalType::Decimal)));
         assert_eq!(cast(35), Some((EvalType::Bytes, EvalType::Duration)));
         assert_eq!(cast(42), Some((EvalType::DateTime, EvalType::Bytes)));
-        let e = check(4311, &[]).unwrap_err().to_string();
-        assert!(e.contains("RegexpSig (4311)"), "{e}");
+        let e = check(4502, &[]).unwrap_err().to_string();
+        assert!(e.contains("unsupported") && e.contains("AesEncrypt (4502)"), "{e}");
         assert!(check(203, &[EvalType::Int]).is_err());
         assert_eq!(
             check(4210, &[EvalType::Int, EvalType::Decimal, EvalType::Decimal]).unwrap().ret,

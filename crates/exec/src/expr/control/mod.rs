@@ -1,4 +1,7 @@
-//! Control flow: `IF`, `IFNULL`, `COALESCE`, `CASE WHEN`.
+//! Control flow: `IF`, `IFNULL`, `COALESCE`, `CASE WHEN`; [`minmax`]: `GREATEST`, `LEAST`
+//! (over numbers, times, durations and dates) and `INTERVAL`.
+
+pub mod minmax;
 
 use crate::column::{Scalar, VecCol};
 use crate::ctx::EvalContext;
@@ -10,6 +13,7 @@ use crate::expr::value::Value;
 use crate::types::EvalType;
 
 pub(super) fn register(r: &mut Registry) {
+    minmax::register(r);
     for k in 0..6 {
         let Some(t) = type_at(k) else { continue };
         r.add(4101 + k, Args::same(t, 2), t, coalesce_kernel); // IfNull
