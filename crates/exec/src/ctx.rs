@@ -29,6 +29,13 @@ pub const MODE_ERROR_FOR_DIVISION_BY_ZERO: u64 = 1 << 26;
 /// message, and a hostile request could otherwise keep one per row.
 pub const MAX_WARNINGS_CAP: usize = 65_535;
 
+/// TiDB's default `max_allowed_packet` (64 MiB), used when a request does not send one.
+pub const DEFAULT_MAX_ALLOWED_PACKET: u64 = 64 << 20;
+
+/// The largest `max_allowed_packet` a request may set (MySQL's own bound, 1 GiB): a string
+/// result is never allocated larger.
+pub const MAX_ALLOWED_PACKET_CAP: u64 = 1 << 30;
+
 /// TiKV's default `max_warning_count`.
 pub const DEFAULT_MAX_WARNINGS: usize = 64;
 
@@ -45,6 +52,9 @@ pub struct EvalConfig {
     pub div_precision_increment: u8,
     /// At most this many warnings are kept (all are counted).
     pub max_warning_count: usize,
+    /// MySQL `max_allowed_packet`: string functions whose result would be longer give NULL
+    /// and a warning (`REPEAT`, `LPAD`, `CONCAT`, …).
+    pub max_allowed_packet: u64,
 }
 
 impl Default for EvalConfig {
@@ -55,6 +65,7 @@ impl Default for EvalConfig {
             tz: Tz::utc(),
             div_precision_increment: rcop_datum::decimal::DEFAULT_DIV_FRAC_INCR,
             max_warning_count: DEFAULT_MAX_WARNINGS,
+            max_allowed_packet: DEFAULT_MAX_ALLOWED_PACKET,
         }
     }
 }
@@ -75,6 +86,9 @@ impl EvalConfig {
             max_warning_count: dag.max_warning_count.map_or(DEFAULT_MAX_WARNINGS, |v| {
                 usize::try_from(v).unwrap_or(usize::MAX).min(MAX_WARNINGS_CAP)
             }),
+            max_allowed_packet: dag
+                .max_allowed_packet
+                .map_or(DEFAULT_MAX_ALLOWED_PACKET, |v| v.min(MAX_ALLOWED_PACKET_CAP)),
         })
     }
 

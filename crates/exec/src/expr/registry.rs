@@ -79,6 +79,8 @@ pub enum Args {
     Variadic(EvalType),
     /// `CASE WHEN`: `[Int condition, value]*` pairs, then an optional else value.
     CaseWhen(EvalType),
+    /// One argument of the first type, then one or more of the second (`ELT`, `MAKE_SET`).
+    Headed(EvalType, EvalType),
 }
 
 impl Args {
@@ -102,6 +104,7 @@ impl Args {
             Args::Fixed { types, len } => types.get(..usize::from(len)).unwrap_or(&[]).to_vec(),
             Args::Variadic(t) => vec![t],
             Args::CaseWhen(t) => vec![EvalType::Int, t],
+            Args::Headed(h, t) => vec![h, t],
         }
     }
 
@@ -117,6 +120,10 @@ impl Args {
                         *a == if is_cond { EvalType::Int } else { t }
                     })
             }
+            Args::Headed(h, t) => match args.split_first() {
+                Some((first, rest)) => *first == h && !rest.is_empty() && rest.iter().all(|a| *a == t),
+                None => false,
+            },
         }
     }
 }
