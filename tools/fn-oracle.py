@@ -100,15 +100,20 @@ def statements(fns):
     """(id, sql) per case."""
     out = []
     for fi, f in enumerate(fns):
-        parts = f["sql"].split("?")
-        if len(parts) - 1 != len(f["args"]):
+        # `?` takes the next argument; `?N` argument N (1-based), for SQL that spells its
+        # arguments in another order than the signature takes them (TRIM(r FROM s)).
+        numbered = re.findall(r"\?(\d+)", f["sql"])
+        used = {int(k) for k in numbered} if numbered else None
+        parts = re.split(r"\?\d*", f["sql"])
+        if (len(used) if used else len(parts) - 1) != len(f["args"]):
             raise SystemExit(f"{f['sig']}: {len(parts) - 1} placeholders, {len(f['args'])} args")
+        order = [int(k) - 1 for k in numbered] if numbered else list(range(len(parts) - 1))
         for ci, case in enumerate(f["cases"]):
             if len(case) != len(f["args"]):
                 raise SystemExit(f"{f['sig']} case {ci}: {len(case)} values")
             expr = parts[0]
-            for v, ty, rest in zip(case, f["args"], parts[1:]):
-                expr += sql_value(v, ty) + rest
+            for k, rest in zip(order, parts[1:]):
+                expr += sql_value(case[k], f["args"][k]) + rest
             shown = f"HEX({expr})" if is_string(f["ret"]) else f"CAST({expr} AS CHAR)"
             out.append((f"{fi}:{ci}", f"SELECT 'R', {shown} FROM one;"))
     return out

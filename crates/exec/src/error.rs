@@ -16,6 +16,8 @@ pub const ER_WARN_ALLOWED_PACKET_OVERFLOWED: i32 = 1301;
 /// MySQL error code of bytes that are not a string of the character set
 /// (`ER_INVALID_CHARACTER_STRING`).
 pub const ER_INVALID_CHARACTER_STRING: i32 = 1300;
+/// MySQL error code of text that is not base64 (`ER_BAD_BASE64_DATA`).
+pub const ER_BAD_BASE64_DATA: i32 = 1958;
 /// MySQL error code of a NULL in a NOT NULL column (`ER_BAD_NULL_ERROR`).
 pub const ER_BAD_NULL: i32 = 1048;
 
@@ -153,6 +155,13 @@ pub enum Error {
         /// The offending bytes, as hex, shortened.
         value: String,
     },
+    /// `FROM_BASE64` of text that is not base64 (a warning; the result is NULL, MySQL code
+    /// 1958).
+    #[error("bad base64 data as position {at}")]
+    BadBase64 {
+        /// The byte offset where decoding failed.
+        at: usize,
+    },
     /// The scan source failed.
     #[error(transparent)]
     Scan(#[from] ScanError),
@@ -168,6 +177,7 @@ impl Error {
             Error::MissingColumn { .. } => ER_BAD_NULL,
             Error::PacketTooLarge { .. } => ER_WARN_ALLOWED_PACKET_OVERFLOWED,
             Error::InvalidCharacters { .. } => ER_INVALID_CHARACTER_STRING,
+            Error::BadBase64 { .. } => ER_BAD_BASE64_DATA,
             _ => ER_UNKNOWN,
         }
     }

@@ -177,6 +177,9 @@ pub fn parse_value(s: &str, f: &tipb::FieldType) -> Datum {
     if s == "\\N" {
         return Datum::Null;
     }
+    if let Some(h) = s.strip_prefix("x'").and_then(|x| x.strip_suffix('\'')) {
+        return Datum::Bytes(hex::decode(h).unwrap());
+    }
     let s = s.strip_prefix('\'').and_then(|x| x.strip_suffix('\'')).unwrap_or(s);
     let unsigned = f.flag.unwrap_or(0) & 32 != 0;
     match f.tp.unwrap_or(0) as u8 {

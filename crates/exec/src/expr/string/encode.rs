@@ -104,8 +104,8 @@ fn unhex(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
 }
 
 /// `OCT(s)` of a string: its leading decimal integer (after white space and a sign; 0 when
-/// there is none) in octal, as `CONV(s, 10, 8)`. Past 64 bits the value saturates; a
-/// negative value is its two's complement.
+/// there is none) in octal, as `CONV(s, 10, 8)`. Past 64 bits the value saturates (whatever
+/// its sign, as TiDB and MySQL); a negative value is its two's complement.
 pub(super) fn oct_of_text(s: &[u8]) -> u64 {
     let mut it = s.iter().copied().skip_while(u8::is_ascii_whitespace).peekable();
     let negative = match it.peek() {
@@ -128,17 +128,17 @@ pub(super) fn oct_of_text(s: &[u8]) -> u64 {
         }
     }
     match (negative, overflow) {
-        (false, true) => u64::MAX,
+        (_, true) => u64::MAX,
         (false, false) => v,
-        (true, _) if overflow || v > 1 << 63 => 1 << 63,
-        (true, _) => v.wrapping_neg(),
+        (true, false) => v.wrapping_neg(),
     }
 }
 
+/// `OCT(s)`; NULL for the empty string (MySQL's `CONV` of no digits at all).
 fn oct_string(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
     let a = c.typed::<BytesT>(0)?;
     build_bytes(c.n, |i, buf| {
-        let Some(s) = a.get(i) else { return Ok(false) };
+        let Some(s) = a.get(i).filter(|s| !s.is_empty()) else { return Ok(false) };
         let _ = write!(buf, "{:o}", oct_of_text(s));
         Ok(true)
     })
@@ -180,26 +180,26 @@ fn b64_val(b: u8) -> Option<u32> {
 }
 
 /// Decodes MySQL's base64 into `out`: white space anywhere is skipped; the characters come
-/// in groups of four, the last one optionally ending in one or two `=`. False when `s` is
-/// not such a text.
-pub(super) fn base64_decode(s: &[u8], out: &mut Vec<u8>) -> bool {
+/// in groups of four, the last one optionally ending in one or two `=`. The offset of the
+/// first byte that breaks this when `s` is not such a text.
+pub(super) fn base64_decode(s: &[u8], out: &mut Vec<u8>) -> Result<(), usize> {
     let mut group = [0u32; 4];
     let mut k = 0;
     let mut pad = 0;
-    for &b in s {
+    for (at, &b) in s.iter().enumerate() {
         if b.is_ascii_whitespace() || b == 0x0B {
             continue;
         }
         if b == b'=' {
             if k < 2 {
-                return false;
+                return Err(at);
             }
             pad += 1;
             k += 1;
         } else if pad > 0 {
-            return false;
+            return Err(at);
         } else {
-            let Some(v) = b64_val(b) else { return false };
+            let Some(v) = b64_val(b) else { return Err(at) };
             group[k] = v;
             k += 1;
         }
@@ -219,10 +219,10 @@ pub(super) fn base64_decode(s: &[u8], out: &mut Vec<u8>) -> bool {
                 pad = 3;
             }
         } else if pad == 3 {
-            return false;
+            return Err(at);
         }
     }
-    k == 0
+    if k == 0 { Ok(()) } else { Err(s.len()) }
 }
 
 fn to_base64(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
@@ -237,9 +237,19 @@ fn to_base64(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
     })
 }
 
-fn from_base64(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
+/// `FROM_BASE64(s)`: NULL with a warning when `s` is not base64, as MySQL.
+fn from_base64(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
     let a = c.typed::<BytesT>(0)?;
-    build_bytes(c.n, |i, buf| Ok(a.get(i).is_some_and(|s| base64_decode(s, buf))))
+    build_bytes(c.n, |i, buf| {
+        let Some(s) = a.get(i) else { return Ok(false) };
+        match base64_decode(s, buf) {
+            Ok(()) => Ok(true),
+            Err(at) => {
+                ctx.warn(&Error::BadBase64 { at });
+                Ok(false)
+            }
+        }
+    })
 }
 
 /// `QUOTE(s)`: `s` in single quotes with `\`, `'`, NUL and Ctrl-Z escaped; the word `NULL`
@@ -340,7 +350,7 @@ mod tests {
 
     fn unb64(s: &[u8]) -> Option<Vec<u8>> {
         let mut v = Vec::new();
-        base64_decode(s, &mut v).then_some(v)
+        base64_decode(s, &mut v).ok().map(|()| v)
     }
 
     #[test]
@@ -368,7 +378,7 @@ mod tests {
         assert_eq!(oct_of_text(b"abc"), 0);
         assert_eq!(oct_of_text(b"-1"), u64::MAX);
         assert_eq!(oct_of_text(b"99999999999999999999"), u64::MAX);
-        assert_eq!(oct_of_text(b"-99999999999999999999"), 1 << 63);
+        assert_eq!(oct_of_text(b"-99999999999999999999"), u64::MAX);
     }
 
     #[test]

@@ -158,15 +158,6 @@ fn find_bytes(hay: &[u8], needle: &[u8], from: usize) -> Option<usize> {
     None
 }
 
-/// The last occurrence of `needle` lying wholly inside `hay`.
-#[inline]
-fn rfind_bytes(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    if needle.len() > hay.len() {
-        return None;
-    }
-    (0..=hay.len() - needle.len()).rev().find(|&i| hay.get(i..i + needle.len()) == Some(needle))
-}
-
 /// An integer argument used as a count, length or position: an UNSIGNED value of 2^63 or
 /// more (a negative bit pattern) is as large as it gets.
 #[inline]
