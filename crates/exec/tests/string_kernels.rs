@@ -161,7 +161,11 @@ fn arg_columns(kinds: &str) -> Vec<usize> {
 
 fn call(sig: &str, ret_string: bool, children: Vec<tipb::Expr>) -> tipb::Expr {
     let sig = tipb::ScalarFuncSig::from_str_name(sig).unwrap() as i32;
-    let ret = if ret_string { ft_str(-46) } else { tipb::FieldType { collate: Some(-46), ..ft(mt::LONG_LONG) } };
+    let ret = if ret_string {
+        ft_str(-46)
+    } else {
+        tipb::FieldType { collate: Some(-46), ..ft(mt::LONG_LONG) }
+    };
     support::dag::func(sig, ret, children)
 }
 
@@ -186,7 +190,12 @@ fn constant(r: &Row, c: usize, f: &tipb::FieldType) -> tipb::Expr {
             None => (0, vec![]),
         },
     };
-    tipb::Expr { tp: Some(tp), val: Some(val.into()), field_type: Some(f.clone()), ..Default::default() }
+    tipb::Expr {
+        tp: Some(tp),
+        val: Some(val.into()),
+        field_type: Some(f.clone()),
+        ..Default::default()
+    }
 }
 
 fn cfg() -> EvalConfig {
@@ -197,7 +206,11 @@ fn cfg() -> EvalConfig {
     }
 }
 
-fn eval(e: &tipb::Expr, batch: &Batch, schema: &[FieldType]) -> Result<(Vec<Scalar>, usize), String> {
+fn eval(
+    e: &tipb::Expr,
+    batch: &Batch,
+    schema: &[FieldType],
+) -> Result<(Vec<Scalar>, usize), String> {
     let node = rcop_exec::build_expr(e, schema, &cfg(), 100).map_err(|e| e.to_string())?;
     let mut ctx = EvalContext::new(cfg());
     let v = rcop_exec::eval_expr(&node, batch, &mut ctx).map_err(|e| e.to_string())?;

@@ -121,7 +121,9 @@ impl Args {
                     })
             }
             Args::Headed(h, t) => match args.split_first() {
-                Some((first, rest)) => *first == h && !rest.is_empty() && rest.iter().all(|a| *a == t),
+                Some((first, rest)) => {
+                    *first == h && !rest.is_empty() && rest.iter().all(|a| *a == t)
+                }
                 None => false,
             },
         }

@@ -295,7 +295,10 @@ fn charset_of(collate: i32) -> Result<Charset> {
         63 | 8 | 47 | 48 | 11 | 65 => Ok(Charset::Bytes),
         28 | 87 | 248 | 249 | 250 => Err(Error::unsupported(
             Feature::Collation,
-            format!("{} (collation id {collate}): no GBK/GB18030 conversion", collation_name(collate)),
+            format!(
+                "{} (collation id {collate}): no GBK/GB18030 conversion",
+                collation_name(collate)
+            ),
         )),
         _ => Ok(Charset::Utf8),
     }

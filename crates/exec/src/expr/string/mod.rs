@@ -54,14 +54,7 @@ fn add(r: &mut Registry, sig: Sig, args: &[EvalType], ret: EvalType, k: Kernel) 
 }
 
 /// Registers `sig` with fixed arguments and a metadata builder.
-fn add_meta(
-    r: &mut Registry,
-    sig: Sig,
-    args: Args,
-    ret: EvalType,
-    k: Kernel,
-    meta: MetaBuilder,
-) {
+fn add_meta(r: &mut Registry, sig: Sig, args: Args, ret: EvalType, k: Kernel, meta: MetaBuilder) {
     r.add(sig as i32, args, ret, k).with_meta(meta);
 }
 
@@ -183,10 +176,7 @@ fn bytes_args<'c>(c: &Call<'c, '_>) -> Result<Vec<Arg<'c, BytesT>>> {
 
 /// Evaluates a bytes-valued function row by row: `f` writes row `i`'s value into the scratch
 /// buffer and returns true, or returns false for NULL.
-fn build_bytes(
-    n: usize,
-    mut f: impl FnMut(usize, &mut Vec<u8>) -> Result<bool>,
-) -> Result<VecCol> {
+fn build_bytes(n: usize, mut f: impl FnMut(usize, &mut Vec<u8>) -> Result<bool>) -> Result<VecCol> {
     let mut out = VecCol::new(EvalType::Bytes, n);
     let mut buf = Vec::new();
     for i in 0..n {
@@ -201,11 +191,7 @@ fn build_bytes(
 }
 
 /// A null-propagating unary bytes → bytes function whose value is a part of its argument.
-fn map_slice<'a>(
-    n: usize,
-    a: Arg<'a, BytesT>,
-    mut f: impl FnMut(&'a [u8]) -> &'a [u8],
-) -> VecCol {
+fn map_slice<'a>(n: usize, a: Arg<'a, BytesT>, mut f: impl FnMut(&'a [u8]) -> &'a [u8]) -> VecCol {
     let mut out = VecCol::new(EvalType::Bytes, n);
     for i in 0..n {
         BytesT::push(&mut out, a.get(i).map(&mut f));

@@ -66,7 +66,11 @@ pub(super) fn find_chars(coll: Collation, hay: &[u8], needle: &[u8], from: usize
     }
 }
 
-fn search2(c: &Call<'_, '_>, needle_first: bool, f: impl Fn(&[u8], &[u8]) -> i64) -> Result<VecCol> {
+fn search2(
+    c: &Call<'_, '_>,
+    needle_first: bool,
+    f: impl Fn(&[u8], &[u8]) -> i64,
+) -> Result<VecCol> {
     let (x, y) = (c.typed::<BytesT>(0)?, c.typed::<BytesT>(1)?);
     let (needle, hay) = if needle_first { (x, y) } else { (y, x) };
     let mut out = VecCol::new(Int, c.n);
@@ -258,28 +262,34 @@ fn as_time(v: &[u8], out: &mut Vec<u8>, ctx: &mut EvalContext, tp: TimeType) -> 
 /// The number of fraction digits a time string has (at most 6), as TiDB's `GetFsp`.
 fn frac_digits(s: &str) -> u8 {
     match s.rfind('.') {
-        Some(p) => s.get(p + 1..).map_or(0, |f| f.bytes().take_while(u8::is_ascii_digit).count().min(6) as u8),
+        Some(p) => s
+            .get(p + 1..)
+            .map_or(0, |f| f.bytes().take_while(u8::is_ascii_digit).count().min(6) as u8),
         None => 0,
     }
 }
 
 fn greatest_as_time(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
-    let norm = |v: &[u8], o: &mut Vec<u8>, ctx: &mut EvalContext| as_time(v, o, ctx, TimeType::DateTime);
+    let norm =
+        |v: &[u8], o: &mut Vec<u8>, ctx: &mut EvalContext| as_time(v, o, ctx, TimeType::DateTime);
     extreme(c, ctx, Ordering::Greater, norm, <[u8]>::cmp)
 }
 
 fn least_as_time(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
-    let norm = |v: &[u8], o: &mut Vec<u8>, ctx: &mut EvalContext| as_time(v, o, ctx, TimeType::DateTime);
+    let norm =
+        |v: &[u8], o: &mut Vec<u8>, ctx: &mut EvalContext| as_time(v, o, ctx, TimeType::DateTime);
     extreme(c, ctx, Ordering::Less, norm, <[u8]>::cmp)
 }
 
 fn greatest_as_date(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
-    let norm = |v: &[u8], o: &mut Vec<u8>, ctx: &mut EvalContext| as_time(v, o, ctx, TimeType::Date);
+    let norm =
+        |v: &[u8], o: &mut Vec<u8>, ctx: &mut EvalContext| as_time(v, o, ctx, TimeType::Date);
     extreme(c, ctx, Ordering::Greater, norm, <[u8]>::cmp)
 }
 
 fn least_as_date(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
-    let norm = |v: &[u8], o: &mut Vec<u8>, ctx: &mut EvalContext| as_time(v, o, ctx, TimeType::Date);
+    let norm =
+        |v: &[u8], o: &mut Vec<u8>, ctx: &mut EvalContext| as_time(v, o, ctx, TimeType::Date);
     extreme(c, ctx, Ordering::Less, norm, <[u8]>::cmp)
 }
 

@@ -1,9 +1,7 @@
 //! `SUBSTRING` (2 and 3 arguments), `LEFT`, `RIGHT` and `INSERT`, each in bytes and in UTF-8
 //! characters, and `SUBSTRING_INDEX` and `REPLACE` (bytes, case-sensitive as in MySQL).
 
-use super::{
-    Sig, add, build_bytes, char_count, char_offset, find_bytes, fits_packet, int_arg,
-};
+use super::{Sig, add, build_bytes, char_count, char_offset, find_bytes, fits_packet, int_arg};
 use crate::column::{Arg, BytesT, Elem, IntT, VecCol};
 use crate::ctx::EvalContext;
 use crate::error::Result;
@@ -69,10 +67,7 @@ pub(super) fn substr_chars(s: &[u8], pos: i64, len: Option<i64>) -> &[u8] {
 }
 
 /// A `(string, int[, int])` function whose value is a part of the string.
-fn slice2<'a>(
-    c: &Call<'a, '_>,
-    f: impl Fn(&'a [u8], i64) -> &'a [u8],
-) -> Result<VecCol> {
+fn slice2<'a>(c: &Call<'a, '_>, f: impl Fn(&'a [u8], i64) -> &'a [u8]) -> Result<VecCol> {
     let (a, k) = (c.typed::<BytesT>(0)?, c.typed::<IntT>(1)?);
     let unsigned = c.arg_ft(1).is_unsigned();
     let mut out = VecCol::new(EvalType::Bytes, c.n);
@@ -263,7 +258,8 @@ fn replace(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
             hits += 1;
             at = p + from.len();
         }
-        let len = (s.len() as u64 - hits * from.len() as u64).saturating_add(hits * to.len() as u64);
+        let len =
+            (s.len() as u64 - hits * from.len() as u64).saturating_add(hits * to.len() as u64);
         if !fits_packet(ctx, "replace", len) {
             return Ok(false);
         }
