@@ -54,13 +54,32 @@ pub(super) fn map_case(s: &[u8], out: &mut Vec<u8>, upper: bool) {
         }
         return;
     }
+    // ASCII bytes map directly; each other character is decoded, mapped and re-encoded,
+    // and a byte that does not start a valid character is copied.
     let mut tmp = [0u8; 4];
-    for chunk in s.utf8_chunks() {
-        for ch in chunk.valid().chars() {
-            let m = if upper { upper_char(ch) } else { lower_char(ch) };
-            out.extend_from_slice(m.encode_utf8(&mut tmp).as_bytes());
+    let mut i = 0;
+    while let Some(&b) = s.get(i) {
+        if b < 0x80 {
+            out.push(if upper { b.to_ascii_uppercase() } else { b.to_ascii_lowercase() });
+            i += 1;
+            continue;
         }
-        out.extend_from_slice(chunk.invalid());
+        let l = char_at(s, i);
+        let ch = s
+            .get(i..i + l)
+            .and_then(|c| std::str::from_utf8(c).ok())
+            .and_then(|c| c.chars().next());
+        match ch {
+            Some(ch) => {
+                let m = if upper { upper_char(ch) } else { lower_char(ch) };
+                out.extend_from_slice(m.encode_utf8(&mut tmp).as_bytes());
+                i += l;
+            }
+            None => {
+                out.push(b);
+                i += 1;
+            }
+        }
     }
 }
 
