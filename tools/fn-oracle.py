@@ -101,17 +101,23 @@ def statements(fns):
     """(id, sql) per case."""
     out = []
     for fi, f in enumerate(fns):
-        parts = f["sql"].split("?")
-        if len(parts) - 1 != len(f["args"]):
+        # `?` takes the next argument; `?N` argument N (1-based), for SQL that spells its
+        # arguments in another order than the signature takes them (TRIM(r FROM s)).
+        numbered = re.findall(r"\?(\d+)", f["sql"])
+        used = {int(k) for k in numbered} if numbered else None
+        parts = re.split(r"\?\d*", f["sql"])
+        if (len(used) if used else len(parts) - 1) != len(f["args"]):
             raise SystemExit(f"{f['sig']}: {len(parts) - 1} placeholders, {len(f['args'])} args")
+        order = [int(k) - 1 for k in numbered] if numbered else list(range(len(parts) - 1))
         for ci, case in enumerate(f["cases"]):
             if len(case) != len(f["args"]):
                 raise SystemExit(f"{f['sig']} case {ci}: {len(case)} values")
             expr = parts[0]
             literal = f.get("literal", [])
-            for ai, (v, ty, rest) in enumerate(zip(case, f["args"], parts[1:])):
+            for k, rest in zip(order, parts[1:]):
                 # A `literal` argument (an interval unit) is SQL text, a constant in the engine.
-                expr += (v if ai in literal else sql_value(v, ty)) + rest
+                v, ty = case[k], f["args"][k]
+                expr += (v if k in literal else sql_value(v, ty)) + rest
             shown = f"HEX({expr})" if is_string(f["ret"]) else f"CAST({expr} AS CHAR)"
             out.append((f"{fi}:{ci}", f"SELECT 'R', {shown} FROM one;"))
     return out

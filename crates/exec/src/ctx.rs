@@ -33,6 +33,13 @@ pub const MODE_ERROR_FOR_DIVISION_BY_ZERO: u64 = 1 << 26;
 /// message, and a hostile request could otherwise keep one per row.
 pub const MAX_WARNINGS_CAP: usize = 65_535;
 
+/// TiDB's default `max_allowed_packet` (64 MiB), used when a request does not send one.
+pub const DEFAULT_MAX_ALLOWED_PACKET: u64 = 64 << 20;
+
+/// The largest `max_allowed_packet` a request may set (MySQL's own bound, 1 GiB): a string
+/// result is never allocated larger.
+pub const MAX_ALLOWED_PACKET_CAP: u64 = 1 << 30;
+
 /// TiKV's default `max_warning_count`.
 pub const DEFAULT_MAX_WARNINGS: usize = 64;
 
@@ -52,13 +59,10 @@ pub struct EvalConfig {
     /// The request's paging size when it pages (TiKV's `EvalConfig::paging_size`): blocking
     /// executors end a page at this many groups.
     pub paging_size: Option<u64>,
-    /// MySQL `max_allowed_packet`: functions whose result would be longer are NULL with a
-    /// warning, as in MySQL.
+    /// MySQL `max_allowed_packet`: functions whose result would be longer give NULL and
+    /// a warning (`REPEAT`, `LPAD`, `CONCAT`, `UNCOMPRESS`, …), as in MySQL.
     pub max_allowed_packet: u64,
 }
-
-/// TiDB's default `max_allowed_packet` (64 MiB).
-pub const DEFAULT_MAX_ALLOWED_PACKET: u64 = 64 << 20;
 
 impl Default for EvalConfig {
     fn default() -> Self {
@@ -91,7 +95,9 @@ impl EvalConfig {
                 usize::try_from(v).unwrap_or(usize::MAX).min(MAX_WARNINGS_CAP)
             }),
             paging_size: None,
-            max_allowed_packet: dag.max_allowed_packet.unwrap_or(DEFAULT_MAX_ALLOWED_PACKET),
+            max_allowed_packet: dag
+                .max_allowed_packet
+                .map_or(DEFAULT_MAX_ALLOWED_PACKET, |v| v.min(MAX_ALLOWED_PACKET_CAP)),
         })
     }
 

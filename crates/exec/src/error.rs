@@ -10,6 +10,14 @@ pub const ER_DATA_OUT_OF_RANGE: i32 = 1690;
 pub const ER_DIVISION_BY_ZERO: i32 = 1365;
 /// MySQL error code of a truncated value (`ER_TRUNCATED_WRONG_VALUE`).
 pub const ER_TRUNCATED_WRONG_VALUE: i32 = 1292;
+/// MySQL error code of a result longer than `max_allowed_packet`
+/// (`ER_WARN_ALLOWED_PACKET_OVERFLOWED`).
+pub const ER_WARN_ALLOWED_PACKET_OVERFLOWED: i32 = 1301;
+/// MySQL error code of bytes that are not a string of the character set
+/// (`ER_INVALID_CHARACTER_STRING`).
+pub const ER_INVALID_CHARACTER_STRING: i32 = 1300;
+/// MySQL error code of text that is not base64 (`ER_BAD_BASE64_DATA`).
+pub const ER_BAD_BASE64_DATA: i32 = 1958;
 /// MySQL error code of a NULL in a NOT NULL column (`ER_BAD_NULL_ERROR`).
 pub const ER_BAD_NULL: i32 = 1048;
 /// MySQL warning code of a value cut to fit its type (`WARN_DATA_TRUNCATED`).
@@ -156,6 +164,30 @@ pub enum Error {
     /// (TiKV's warning, code 1105).
     #[error("Cast to unsigned converted negative integer to it's positive complement")]
     CastNegIntAsUnsigned,
+    /// A string function's result would be longer than `max_allowed_packet` (a warning;
+    /// the result is NULL, MySQL code 1301).
+    #[error("result of {func}() was larger than max_allowed_packet ({limit}) - truncated")]
+    PacketTooLarge {
+        /// The SQL function.
+        func: &'static str,
+        /// The limit in bytes.
+        limit: u64,
+    },
+    /// Bytes that are not a valid string of a character set (MySQL code 1300).
+    #[error("invalid {charset} character string: '{value}'")]
+    InvalidCharacters {
+        /// The character set.
+        charset: &'static str,
+        /// The offending bytes, as hex, shortened.
+        value: String,
+    },
+    /// `FROM_BASE64` of text that is not base64 (a warning; the result is NULL, MySQL code
+    /// 1958).
+    #[error("bad base64 data as position {at}")]
+    BadBase64 {
+        /// The byte offset where decoding failed.
+        at: usize,
+    },
     /// The scan source failed.
     #[error(transparent)]
     Scan(#[from] ScanError),
@@ -181,6 +213,9 @@ impl Error {
             Error::DataTruncated => WARN_DATA_TRUNCATED,
             Error::MissingColumn { .. } => ER_BAD_NULL,
             Error::Eval { code, .. } => *code,
+            Error::PacketTooLarge { .. } => ER_WARN_ALLOWED_PACKET_OVERFLOWED,
+            Error::InvalidCharacters { .. } => ER_INVALID_CHARACTER_STRING,
+            Error::BadBase64 { .. } => ER_BAD_BASE64_DATA,
             _ => ER_UNKNOWN,
         }
     }

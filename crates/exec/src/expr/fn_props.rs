@@ -27,6 +27,7 @@ fn arg_lists(args: &Args) -> Vec<Vec<EvalType>> {
     let lists = match *args {
         Args::Fixed { .. } | Args::CaseWhen(_) => vec![args.example()],
         Args::Variadic(t) => vec![vec![t; 1], vec![t; 3]],
+        Args::Headed(h, t) => vec![vec![h, t], vec![h, t, t, t]],
         Args::Prefix { types, min, len } => {
             (min..=len).map(|n| types.get(..usize::from(n)).unwrap_or(&[]).to_vec()).collect()
         }

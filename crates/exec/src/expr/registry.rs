@@ -88,6 +88,8 @@ pub enum Args {
         /// The most arguments.
         len: u8,
     },
+    /// One argument of the first type, then one or more of the second (`ELT`, `MAKE_SET`).
+    Headed(EvalType, EvalType),
 }
 
 impl Args {
@@ -124,6 +126,7 @@ impl Args {
             Args::Prefix { types, min, .. } => {
                 types.get(..usize::from(min)).unwrap_or(&[]).to_vec()
             }
+            Args::Headed(h, t) => vec![h, t],
         }
     }
 
@@ -143,6 +146,12 @@ impl Args {
                 (usize::from(min)..=usize::from(len)).contains(&args.len())
                     && types.get(..args.len()) == Some(args)
             }
+            Args::Headed(h, t) => match args.split_first() {
+                Some((first, rest)) => {
+                    *first == h && !rest.is_empty() && rest.iter().all(|a| *a == t)
+                }
+                None => false,
+            },
         }
     }
 }

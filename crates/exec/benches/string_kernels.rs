@@ -1,0 +1,79 @@
+//! String kernels over one 1024-row batch of short mixed ASCII / UTF-8 strings: `UPPER`,
+//! `SUBSTRING(s, 2, 5)`, `LIKE '%ab%'` and `CONCAT(s, '-', t)`, against a baseline measured
+//! in the same run (a plain copy of the string column). Throughput is rows.
+
+#![expect(clippy::expect_used, reason = "benchmark fixtures are known-valid")]
+
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use rcop_datum::chunk::mysql_type as mt;
+use rcop_exec::{Batch, BytesT, Elem, EvalConfig, EvalContext, EvalType, FieldType, VecCol};
+use rcop_proto::tipb::ScalarFuncSig as S;
+use support::dag::*;
+
+const ROWS: usize = 1024;
+
+fn strings(seed: u64) -> VecCol {
+    let words = ["alpha", "Beta", "gamma ñu", "délta", "epsilon€", "zeta", "ETA", "théta ab"];
+    let mut c = VecCol::new(EvalType::Bytes, ROWS);
+    let mut x = seed;
+    for _ in 0..ROWS {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let w = words[(x >> 33) as usize % words.len()];
+        let v = format!("{w} {}", x % 1000);
+        BytesT::push(&mut c, Some(v.as_bytes()));
+    }
+    c
+}
+
+fn bench(c: &mut Criterion) {
+    let s = ft_str(-46);
+    let schema: Vec<FieldType> = [&s, &s].iter().map(|f| FieldType::from_proto(Some(f))).collect();
+    let batch = Batch::from_cols(vec![strings(1), strings(2)]);
+    let cfg = EvalConfig::default();
+    let build = |e| rcop_exec::build_expr(&e, &schema, &cfg, 100).expect("build");
+    let exprs = [
+        ("baseline_column_copy", build(col(0, s.clone()))),
+        ("upper_utf8", build(func(S::UpperUtf8 as i32, s.clone(), vec![col(0, s.clone())]))),
+        (
+            "substring_utf8_2_5",
+            build(func(
+                S::Substring3ArgsUtf8 as i32,
+                s.clone(),
+                vec![col(0, s.clone()), int(2), int(5)],
+            )),
+        ),
+        (
+            "like_contains",
+            build(func(4310, tipb_int(-46), vec![col(0, s.clone()), string("%ab%", -46), int(92)])),
+        ),
+        (
+            "concat_3",
+            build(func(
+                S::Concat as i32,
+                s.clone(),
+                vec![col(0, s.clone()), string("-", -46), col(1, s.clone())],
+            )),
+        ),
+    ];
+    let mut g = c.benchmark_group("string_kernels");
+    g.throughput(Throughput::Elements(ROWS as u64));
+    for (name, node) in &exprs {
+        g.bench_function(*name, |b| {
+            b.iter(|| {
+                let mut ctx = EvalContext::default();
+                rcop_exec::eval_expr(node, &batch, &mut ctx).expect("eval").into_col(node.et, ROWS)
+            })
+        });
+    }
+    g.finish();
+}
+
+fn tipb_int(collate: i32) -> rcop_proto::tipb::FieldType {
+    rcop_proto::tipb::FieldType { collate: Some(collate), ..ft(mt::LONG_LONG) }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
