@@ -186,8 +186,8 @@ fn unsupported_dags_stay_local_and_non_paging_answers_come_back_whole() {
     assert!(got_rows == want_rows, "the assembled answer differs from local execution");
     assert_eq!(got.output_counts, want.output_counts);
 
-    // REGEXP: the worker cannot run it, so the node does.
-    let req = dags::request(&dags::regexp_filter(), 1, &prefix, 1, dags::tso_now());
+    // AES_ENCRYPT: the worker cannot run it, so the node does.
+    let req = dags::request(&dags::unsupported_filter(), 1, &prefix, 1, dags::tso_now());
     let (status, body) = http(node, "POST", "/coprocessor", &req.encode_to_vec());
     assert_eq!(status, 200);
     let resp = coprocessor::Response::decode(body.as_slice()).unwrap();

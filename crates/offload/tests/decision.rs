@@ -277,10 +277,10 @@ fn what_the_worker_cannot_run_stays_local_before_any_estimate() {
         }
         other => panic!("{other:?}"),
     }
-    // A scalar function the engine lacks (REGEXP).
+    // A scalar function the engine lacks (AES_ENCRYPT).
     let mut sel = selection(&[0, 0]);
     if let Some(s) = sel.selection.as_mut() {
-        s.conditions[0].sig = Some(4311);
+        s.conditions[0].sig = Some(4502);
     }
     let req = request(vec![table_scan(1, &[1]), sel], 1, ts);
     let decision = plan(&o, &req, &src).decision;
@@ -288,12 +288,12 @@ fn what_the_worker_cannot_run_stays_local_before_any_estimate() {
         decision,
         Decision::Local(LocalReason::Unsupported {
             feature: rcop_exec::Feature::ScalarFunc,
-            detail: "RegexpSig (4311)".into()
+            detail: "AesEncrypt (4502)".into()
         })
     );
     if let Decision::Local(reason) = &decision {
         assert_eq!(reason.label(), "unsupported_scalar_func");
-        assert_eq!(reason.to_string(), "unsupported ScalarFuncSig: RegexpSig (4311)");
+        assert_eq!(reason.to_string(), "unsupported ScalarFuncSig: AesEncrypt (4502)");
     }
     // A malformed DAG (a column reference past the scan) is not offloaded either.
     let req = request(vec![table_scan(1, &[1]), selection(&[3])], 1, ts);
