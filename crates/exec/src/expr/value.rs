@@ -53,7 +53,7 @@ impl Value<'_> {
         matches!(self.col().map(|c| &c.data), Some(ColData::Fixed(_)))
     }
 
-    /// The value with fixed-point decimal columns turned into [`Decimal`] columns (other
+    /// The value with fixed-point decimal columns turned into [`rcop_datum::Decimal`] columns (other
     /// values are borrowed).
     pub fn materialize(&self) -> Value<'_> {
         match (self, self.col()) {
