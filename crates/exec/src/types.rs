@@ -108,7 +108,6 @@ impl FieldType {
             | mt::LONG
             | mt::LONG_LONG
             | mt::YEAR
-            | mt::NULL
             | mt::BIT => EvalType::Int,
             mt::FLOAT | mt::DOUBLE => EvalType::Real,
             mt::NEW_DECIMAL => EvalType::Decimal,
@@ -118,7 +117,9 @@ impl FieldType {
             | mt::TINY_BLOB
             | mt::MEDIUM_BLOB
             | mt::LONG_BLOB
-            | mt::BLOB => EvalType::Bytes,
+            | mt::BLOB
+            // As TiKV: the type of a bare NULL evaluates as a string.
+            | mt::NULL => EvalType::Bytes,
             mt::DATE | mt::DATETIME | mt::TIMESTAMP | mt::NEW_DATE => EvalType::DateTime,
             mt::DURATION => EvalType::Duration,
             mt::JSON => EvalType::Json,

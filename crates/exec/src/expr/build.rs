@@ -9,9 +9,12 @@ use crate::column::Scalar;
 use crate::ctx::EvalConfig;
 use crate::error::{Error, Feature, Result};
 use crate::expr::like::LikePattern;
-use crate::expr::registry::FnDef;
+use crate::expr::registry::{self, FnDef};
 use crate::expr::sig;
 use crate::types::{Collation, EvalType, FieldType};
+
+/// MySQL's type code of a bare NULL.
+const NULL_TYPE: u8 = rcop_datum::chunk::mysql_type::NULL;
 
 /// The default bound on expression nesting (TiKV's stack-guard test nests 101 levels).
 pub const DEFAULT_MAX_DEPTH: usize = 100;
@@ -144,6 +147,19 @@ fn build_at(
             let mut children = Vec::with_capacity(e.children.len());
             for c in &e.children {
                 children.push(build_at(c, schema, cfg, max_depth, depth + 1)?);
+            }
+            // A bare NULL (field type Null, a string to TiKV) takes the type its position
+            // expects: TiKV refuses such calls, but the answer is NULL whatever the type.
+            if let Some(def) = registry::lookup(s) {
+                let n = children.len();
+                for (i, c) in children.iter_mut().enumerate() {
+                    if c.ft.tp == NULL_TYPE
+                        && matches!(c.kind, NodeKind::Const(Scalar::Null))
+                        && let Some(t) = def.args.expected(i, n)
+                    {
+                        c.et = t;
+                    }
+                }
             }
             let ets: Vec<EvalType> = children.iter().map(|c| c.et).collect();
             let def = sig::check(s, &ets)?;

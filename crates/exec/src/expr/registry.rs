@@ -130,6 +130,19 @@ impl Args {
         }
     }
 
+    /// The type argument `i` of a call with `n` arguments must have, if the list fixes one.
+    pub fn expected(&self, i: usize, n: usize) -> Option<EvalType> {
+        match *self {
+            Args::Fixed { types, .. } => types.get(i).copied(),
+            Args::Prefix { types, .. } => types.get(i).copied(),
+            Args::Variadic(t) => Some(t),
+            Args::CaseWhen(t) => {
+                Some(if i.is_multiple_of(2) && i + 1 < n { EvalType::Int } else { t })
+            }
+            Args::Headed(h, t) => Some(if i == 0 { h } else { t }),
+        }
+    }
+
     /// True when a call with arguments of `args` types matches.
     pub fn accepts(&self, args: &[EvalType]) -> bool {
         match *self {
@@ -299,5 +312,39 @@ mod tests {
         }
         assert_eq!(r.iter().count(), n);
         assert!(lookup(-1).is_none() && lookup(MAX_SIG).is_none() && lookup(i32::MAX).is_none());
+    }
+}
+
+#[cfg(test)]
+mod null_tests {
+    use rcop_proto::tipb;
+
+    use crate::ctx::EvalConfig;
+    use crate::expr::build::{NodeKind, build};
+    use crate::types::{EvalType, FieldType};
+
+    /// TiKV evaluates the Null field type as a string; a bare NULL in a call takes the type
+    /// its position expects instead of failing the call.
+    #[test]
+    fn bare_null_takes_the_expected_type() {
+        assert_eq!(FieldType::new(6).eval_type().unwrap(), EvalType::Bytes);
+        let null = tipb::Expr {
+            tp: Some(0),
+            field_type: Some(tipb::FieldType { tp: Some(6), ..Default::default() }),
+            ..Default::default()
+        };
+        let mut one = Vec::new();
+        rcop_datum::codec::encode_i64(&mut one, 1);
+        let one = tipb::Expr { tp: Some(1), val: Some(one.into()), ..Default::default() };
+        let plus = tipb::Expr {
+            tp: Some(10000),
+            sig: Some(203), // PlusInt
+            children: vec![null, one],
+            field_type: Some(tipb::FieldType { tp: Some(8), ..Default::default() }),
+            ..Default::default()
+        };
+        let node = build(&plus, &[], &EvalConfig::default(), 10).unwrap();
+        let NodeKind::Func(f) = node.kind else { panic!("{node:?}") };
+        assert_eq!(f.children.first().map(|c| c.et), Some(EvalType::Int));
     }
 }
