@@ -24,13 +24,13 @@ pub(super) fn register(r: &mut Registry) {
 
 /// One piece of a format: literal bytes or a specifier letter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Tok<'a> {
+pub(super) enum Tok<'a> {
     Lit(&'a [u8]),
     Spec(u8),
 }
 
 /// Splits a format into literals and `%x` specifiers (a trailing `%` is literal).
-fn scan(f: &[u8]) -> Vec<Tok<'_>> {
+pub(super) fn scan(f: &[u8]) -> Vec<Tok<'_>> {
     let mut out = Vec::new();
     let mut rest = f;
     while !rest.is_empty() {
@@ -68,7 +68,7 @@ fn num(out: &mut Vec<u8>, v: u32, width: usize) {
 }
 
 /// Formats `t` by `toks` into `out`; `false` when a specifier has no value for `t`.
-fn format_into(t: &Time, toks: &[Tok<'_>], out: &mut Vec<u8>) -> bool {
+pub(super) fn format_into(t: &Time, toks: &[Tok<'_>], out: &mut Vec<u8>) -> bool {
     let (y, mo, d) = (t.year(), t.month(), t.day());
     let (h, mi, s) = (t.hour(), t.minute(), t.second());
     let daynr = || calendar::day_number(y, mo, d);
