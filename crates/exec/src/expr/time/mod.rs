@@ -9,6 +9,7 @@
 //!   interval units of [`unit`].
 //! - [`unix`]: `FROM_UNIXTIME`, `UNIX_TIMESTAMP` (through the session time zone).
 //! - [`diff`]: `TIMESTAMPDIFF`, `EXTRACT`.
+//! - [`strtodate`]: `STR_TO_DATE` as a date, a datetime or a `TIME`.
 //!
 //! An invalid date (a zero month or day where MySQL needs a real date) is NULL with a warning,
 //! an error only in a strict `INSERT`/`UPDATE`/`DELETE` ([`invalid_time`]), as TiKV's
@@ -19,6 +20,7 @@ pub mod diff;
 pub mod format;
 pub mod interval;
 pub mod parts;
+pub mod strtodate;
 pub mod unit;
 pub mod unix;
 pub mod week;
@@ -40,6 +42,7 @@ pub(super) fn register(r: &mut Registry) {
     interval::register(r);
     unix::register(r);
     diff::register(r);
+    strtodate::register(r);
 }
 
 /// An invalid date, time or interval result: a warning (the caller returns NULL), or the
