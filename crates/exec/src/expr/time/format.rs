@@ -59,12 +59,23 @@ pub(super) fn scan(f: &[u8]) -> Vec<Tok<'_>> {
     out
 }
 
+/// `v` in decimal, zero-padded to `width`, written without an intermediate string.
 fn num(out: &mut Vec<u8>, v: u32, width: usize) {
-    let s = v.to_string();
-    for _ in s.len()..width {
+    let mut digits = [0u8; 10];
+    let mut n = 0;
+    let mut v = v;
+    for slot in digits.iter_mut().rev() {
+        *slot = b'0' + (v % 10) as u8;
+        v /= 10;
+        n += 1;
+        if v == 0 {
+            break;
+        }
+    }
+    for _ in n..width {
         out.push(b'0');
     }
-    out.extend_from_slice(s.as_bytes());
+    out.extend_from_slice(digits.get(digits.len() - n..).unwrap_or(&[]));
 }
 
 /// Formats `t` by `toks` into `out`; `false` when a specifier has no value for `t`.
