@@ -48,6 +48,9 @@ pub(super) fn register(r: &mut Registry) {
     r.add(6009, Args::fixed(&[S, D]), D, string_duration_time_diff);
     r.add(6006, Args::fixed(&[D, S]), D, duration_string_time_diff);
     r.add(6010, Args::same(S, 2), D, string_string_time_diff);
+    r.add(6011, Args::same(T, 2), D, time_time_time_diff);
+    r.add(6008, Args::fixed(&[S, T]), D, string_time_time_diff);
+    r.add(6005, Args::fixed(&[T, S]), D, time_string_time_diff);
 }
 
 fn nulls(c: &Call<'_, '_>, et: EvalType) -> Result<VecCol> {
@@ -279,6 +282,65 @@ fn string_string_time_diff(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<Ve
             (Some(a), Some(b)) => time_diff(&a, &b, fsp, ctx),
             _ => Ok(None),
         }
+    })
+}
+
+/// `a - b` of two datetimes as a clipped `TIME` (MySQL's `TIMEDIFF`).
+fn datetime_diff(a: &Time, b: &Time, fsp: u8, ctx: &mut EvalContext) -> Result<Option<Duration>> {
+    let micros = |t: &Time| {
+        let days = i128::from(rcop_datum::time::calendar::day_number(t.year(), t.month(), t.day()));
+        let secs = days * 86_400
+            + i128::from(t.hour()) * 3600
+            + i128::from(t.minute()) * 60
+            + i128::from(t.second());
+        secs * 1_000_000 + i128::from(t.micro())
+    };
+    let n = (micros(a) - micros(b)).saturating_mul(1000);
+    let n = i64::try_from(n).unwrap_or(if n < 0 { i64::MIN } else { i64::MAX });
+    let clipped = n.clamp(-MAX_NANOS, MAX_NANOS);
+    if clipped != n {
+        ctx.truncated(crate::error::Error::Truncated { what: "time", value: n.to_string() })?;
+    }
+    Ok(Some(Duration::from_nanos(clipped, fsp)?))
+}
+
+/// A string argument of `TIMEDIFF` beside a datetime: `None` (NULL) when it is a `TIME`,
+/// as TiDB's mixed-type rule; a warning and NULL when it is not a datetime either.
+fn str_datetime(s: &[u8], ctx: &mut EvalContext) -> Result<Option<Time>> {
+    match text(s) {
+        Some(t) if !looks_like_datetime(t) && str_duration(s).is_some() => Ok(None),
+        Some(t) => match parse_datetime(t) {
+            Some(t) => Ok(Some(t)),
+            None => null_invalid(ctx, t),
+        },
+        None => null_invalid(ctx, String::from_utf8_lossy(s)),
+    }
+}
+
+fn time_time_time_diff(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
+    let fsp = ret_fsp(c, 6);
+    map2::<TimeT, TimeT, DurT>(c.n, c.typed(0)?, c.typed(1)?, ctx, |a, b, ctx| {
+        datetime_diff(&a, &b, fsp, ctx)
+    })
+}
+
+fn string_time_time_diff(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
+    let fsp = ret_fsp(c, 6);
+    map2::<BytesT, TimeT, DurT>(c.n, c.typed(0)?, c.typed(1)?, ctx, |s, b, ctx| match str_datetime(
+        s, ctx,
+    )? {
+        Some(a) => datetime_diff(&a, &b, fsp, ctx),
+        None => Ok(None),
+    })
+}
+
+fn time_string_time_diff(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
+    let fsp = ret_fsp(c, 6);
+    map2::<TimeT, BytesT, DurT>(c.n, c.typed(0)?, c.typed(1)?, ctx, |a, s, ctx| match str_datetime(
+        s, ctx,
+    )? {
+        Some(b) => datetime_diff(&a, &b, fsp, ctx),
+        None => Ok(None),
     })
 }
 

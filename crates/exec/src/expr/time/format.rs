@@ -24,13 +24,13 @@ pub(super) fn register(r: &mut Registry) {
 
 /// One piece of a format: literal bytes or a specifier letter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Tok<'a> {
+pub(super) enum Tok<'a> {
     Lit(&'a [u8]),
     Spec(u8),
 }
 
 /// Splits a format into literals and `%x` specifiers (a trailing `%` is literal).
-fn scan(f: &[u8]) -> Vec<Tok<'_>> {
+pub(super) fn scan(f: &[u8]) -> Vec<Tok<'_>> {
     let mut out = Vec::new();
     let mut rest = f;
     while !rest.is_empty() {
@@ -59,16 +59,27 @@ fn scan(f: &[u8]) -> Vec<Tok<'_>> {
     out
 }
 
+/// `v` in decimal, zero-padded to `width`, written without an intermediate string.
 fn num(out: &mut Vec<u8>, v: u32, width: usize) {
-    let s = v.to_string();
-    for _ in s.len()..width {
+    let mut digits = [0u8; 10];
+    let mut n = 0;
+    let mut v = v;
+    for slot in digits.iter_mut().rev() {
+        *slot = b'0' + (v % 10) as u8;
+        v /= 10;
+        n += 1;
+        if v == 0 {
+            break;
+        }
+    }
+    for _ in n..width {
         out.push(b'0');
     }
-    out.extend_from_slice(s.as_bytes());
+    out.extend_from_slice(digits.get(digits.len() - n..).unwrap_or(&[]));
 }
 
 /// Formats `t` by `toks` into `out`; `false` when a specifier has no value for `t`.
-fn format_into(t: &Time, toks: &[Tok<'_>], out: &mut Vec<u8>) -> bool {
+pub(super) fn format_into(t: &Time, toks: &[Tok<'_>], out: &mut Vec<u8>) -> bool {
     let (y, mo, d) = (t.year(), t.month(), t.day());
     let (h, mi, s) = (t.hour(), t.minute(), t.second());
     let daynr = || calendar::day_number(y, mo, d);

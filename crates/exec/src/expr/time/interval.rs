@@ -105,14 +105,37 @@ fn date_arith(c: &Call<'_, '_>, ctx: &mut EvalContext, sub: bool) -> Result<VecC
     } else {
         None
     };
+    // A constant interval is read once, unless reading it warns (each row warns then).
+    let const_iv = match c.arg(1)? {
+        Value::Scalar(s) if !s.is_null() => {
+            let mut probe = EvalContext::new(ctx.cfg.clone());
+            match interval(s, unit, iv_unsigned, iv_frac, &mut probe) {
+                Ok(iv) if probe.take_warnings().1 == 0 => Some(iv),
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    let (date_arg, iv_arg) = (c.arg(0)?, c.arg(1)?);
     let mut out = VecCol::new(out_et, c.n);
     for i in 0..c.n {
-        let (date, iv) = (c.arg(0)?.scalar_at(i), c.arg(1)?.scalar_at(i));
-        if date.is_null() || iv.is_null() {
+        let date = date_arg.scalar_at(i);
+        if date.is_null() {
             out.push_null();
             continue;
         }
-        let Some(mut iv) = interval(&iv, unit, iv_unsigned, iv_frac, ctx)? else {
+        let iv = match const_iv {
+            Some(iv) => iv,
+            None => {
+                let iv = iv_arg.scalar_at(i);
+                if iv.is_null() {
+                    out.push_null();
+                    continue;
+                }
+                interval(&iv, unit, iv_unsigned, iv_frac, ctx)?
+            }
+        };
+        let Some(mut iv) = iv else {
             out.push_null();
             continue;
         };

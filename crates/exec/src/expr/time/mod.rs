@@ -7,16 +7,22 @@
 //! - [`addtime`]: `ADDTIME`/`SUBTIME` and `TIMEDIFF` over their typed variants.
 //! - [`interval`]: the `DATE_ADD`/`DATE_SUB` family (`AddDate<Date><Interval>`), with the
 //!   interval units of [`unit`].
+//! - [`unix`]: `FROM_UNIXTIME`, `UNIX_TIMESTAMP` (through the session time zone).
+//! - [`diff`]: `TIMESTAMPDIFF`, `EXTRACT`.
+//! - [`strtodate`]: `STR_TO_DATE` as a date, a datetime or a `TIME`.
 //!
 //! An invalid date (a zero month or day where MySQL needs a real date) is NULL with a warning,
 //! an error only in a strict `INSERT`/`UPDATE`/`DELETE` ([`invalid_time`]), as TiKV's
 //! `handle_invalid_time_error`.
 
 pub mod addtime;
+pub mod diff;
 pub mod format;
 pub mod interval;
 pub mod parts;
+pub mod strtodate;
 pub mod unit;
+pub mod unix;
 pub mod week;
 
 use rcop_datum::{Duration, Time, TimeType};
@@ -34,6 +40,9 @@ pub(super) fn register(r: &mut Registry) {
     format::register(r);
     addtime::register(r);
     interval::register(r);
+    unix::register(r);
+    diff::register(r);
+    strtodate::register(r);
 }
 
 /// An invalid date, time or interval result: a warning (the caller returns NULL), or the
