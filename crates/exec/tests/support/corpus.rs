@@ -284,6 +284,9 @@ pub fn build_table(spec: &TableSpec) -> Table {
                     Datum::Duration(x) => {
                         enc.duration(c.id, *x);
                     }
+                    Datum::Json(b) => {
+                        enc.json(c.id, b);
+                    }
                     other => panic!("unsupported cell {other:?}"),
                 }
             }

@@ -44,7 +44,10 @@ pub(super) fn paths<'c>(c: &Call<'c, '_>, from: usize) -> Result<Vec<PathArg<'c>
 }
 
 /// The paths of row `i`, or `None` when one is NULL.
-pub(super) fn row_paths<'p>(ps: &'p [PathArg<'_>], i: usize) -> Result<Option<Vec<Cow<'p, PathExpr>>>> {
+pub(super) fn row_paths<'p>(
+    ps: &'p [PathArg<'_>],
+    i: usize,
+) -> Result<Option<Vec<Cow<'p, PathExpr>>>> {
     let mut out = Vec::with_capacity(ps.len());
     for p in ps {
         match p.get(i)? {

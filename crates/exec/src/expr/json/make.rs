@@ -18,9 +18,12 @@ pub const ER_JSON_DOCUMENT_NULL_KEY: i32 = 3158;
 /// keys the last wins.
 pub(super) fn json_object(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
     if c.args.len() % 2 != 0 {
-        return Err(Error::invalid("Incorrect parameter count in the call to native function 'JSON_OBJECT'"));
+        return Err(Error::invalid(
+            "Incorrect parameter count in the call to native function 'JSON_OBJECT'",
+        ));
     }
-    let keys = (0..c.args.len()).step_by(2).map(|k| c.typed::<BytesT>(k)).collect::<Result<Vec<_>>>()?;
+    let keys =
+        (0..c.args.len()).step_by(2).map(|k| c.typed::<BytesT>(k)).collect::<Result<Vec<_>>>()?;
     let vals = jsons(c, 1, 2)?;
     let mut out = VecCol::new(JsonT::ET, c.n);
     for i in 0..c.n {
@@ -130,7 +133,8 @@ pub fn merge_patch(target: JsonRef<'_>, patch: JsonRef<'_>) -> Result<Json> {
         if v.as_literal() == Some(None) {
             continue;
         }
-        let old = if target.json_type() == JsonType::Object { target.object_search(key)? } else { None };
+        let old =
+            if target.json_type() == JsonType::Object { target.object_search(key)? } else { None };
         let nv = match old {
             Some(o) => merge_patch(o, v)?,
             None => merge_patch(Json::object(Vec::new())?.as_ref(), v)?,

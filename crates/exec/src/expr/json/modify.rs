@@ -200,7 +200,9 @@ pub fn array_insert(j: JsonRef<'_>, path: &PathExpr, v: JsonRef<'_>) -> Result<J
 /// The (path, value) pairs of a call from argument 1 on.
 fn pairs<'c>(c: &Call<'c, '_>) -> Result<(Vec<PathArg<'c>>, Vec<crate::column::Arg<'c, JsonT>>)> {
     if c.args.len() < 3 || c.args.len() % 2 == 0 {
-        return Err(Error::invalid("a JSON modify function takes a document and (path, value) pairs"));
+        return Err(Error::invalid(
+            "a JSON modify function takes a document and (path, value) pairs",
+        ));
     }
     let ps = (1..c.args.len()).step_by(2).map(|k| PathArg::new(c, k)).collect::<Result<_>>()?;
     let vs = (2..c.args.len()).step_by(2).map(|k| c.typed::<JsonT>(k)).collect::<Result<_>>()?;

@@ -59,7 +59,10 @@ pub struct PathExpr {
 fn bad_path(text: &[u8]) -> Error {
     Error::eval(
         ER_INVALID_JSON_PATH,
-        format!("Invalid JSON path expression. The error is around character position {}.", text.len()),
+        format!(
+            "Invalid JSON path expression. The error is around character position {}.",
+            text.len()
+        ),
     )
 }
 

@@ -304,11 +304,17 @@ pub(super) fn json_quote(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecC
 /// and escapes; anything else is returned as it is.
 pub fn unquote(s: &[u8]) -> Result<Vec<u8>> {
     let text = std::str::from_utf8(s).map_err(|_| {
-        Error::eval(ER_INVALID_JSON_TEXT_IN_PARAM, "Invalid JSON text in argument 1 to function json_unquote")
+        Error::eval(
+            ER_INVALID_JSON_TEXT_IN_PARAM,
+            "Invalid JSON text in argument 1 to function json_unquote",
+        )
     })?;
     if text.len() >= 2 && text.starts_with('"') && text.ends_with('"') {
         let j = Json::parse(text).map_err(|_| {
-            Error::eval(ER_INVALID_JSON_TEXT_IN_PARAM, "Invalid JSON text in argument 1 to function json_unquote")
+            Error::eval(
+                ER_INVALID_JSON_TEXT_IN_PARAM,
+                "Invalid JSON text in argument 1 to function json_unquote",
+            )
         })?;
         if let Some(b) = j.as_ref().as_str_bytes() {
             return Ok(b.to_vec());
