@@ -162,7 +162,7 @@ impl Args {
                     (Some(h), Some((first, rest))) if *first == h && !rest.is_empty() => rest,
                     _ => return false,
                 };
-                rest.len() % 2 == 0
+                rest.len().is_multiple_of(2)
                     && rest.chunks(2).all(|p| p.first() == Some(&k) && p.get(1) == Some(&v))
             }
         }

@@ -17,7 +17,7 @@ pub const ER_JSON_DOCUMENT_NULL_KEY: i32 = 3158;
 /// `JSON_OBJECT(key, value, …)`: a NULL value is JSON `null`, a NULL key an error; of equal
 /// keys the last wins.
 pub(super) fn json_object(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
-    if c.args.len() % 2 != 0 {
+    if !c.args.len().is_multiple_of(2) {
         return Err(Error::invalid(
             "Incorrect parameter count in the call to native function 'JSON_OBJECT'",
         ));

@@ -199,7 +199,7 @@ pub fn array_insert(j: JsonRef<'_>, path: &PathExpr, v: JsonRef<'_>) -> Result<J
 
 /// The (path, value) pairs of a call from argument 1 on.
 fn pairs<'c>(c: &Call<'c, '_>) -> Result<(Vec<PathArg<'c>>, Vec<crate::column::Arg<'c, JsonT>>)> {
-    if c.args.len() < 3 || c.args.len() % 2 == 0 {
+    if c.args.len() < 3 || c.args.len().is_multiple_of(2) {
         return Err(Error::invalid(
             "a JSON modify function takes a document and (path, value) pairs",
         ));

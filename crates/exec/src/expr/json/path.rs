@@ -253,10 +253,10 @@ fn walk<'a>(j: JsonRef<'a>, legs: &[Leg], out: &mut Vec<JsonRef<'a>>) -> Result<
     };
     match leg {
         Leg::Key(k) => {
-            if j.json_type() == rcop_datum::JsonType::Object {
-                if let Some(v) = j.object_search(k)? {
-                    walk(v, rest, out)?;
-                }
+            if j.json_type() == rcop_datum::JsonType::Object
+                && let Some(v) = j.object_search(k)?
+            {
+                walk(v, rest, out)?;
             }
         }
         Leg::AnyKey => {
