@@ -54,6 +54,9 @@ def sql_type(ty):
         return ("CHAR", COLLATIONS.get(coll, "utf8mb4_bin"))
     if base == "varbinary":
         return ("BINARY", None)
+    if base == "json":
+        # MariaDB's JSON is text; JSON_COMPACT marks it as JSON for the function reading it.
+        return ("JSON", None)
     raise SystemExit(f"no SQL form for type {ty!r}")
 
 
@@ -88,6 +91,8 @@ def sql_value(cell, ty):
         kind, coll = t
         if kind == "BINARY":
             return f"CAST({raw} AS BINARY)"
+        if kind == "JSON":
+            return f"JSON_COMPACT(CONVERT({raw} USING utf8mb4))"
         charset = coll.split("_")[0]
         return f"CONVERT({raw} USING {charset}) COLLATE {coll}"
     return f"CAST({raw} AS {t})"
@@ -118,7 +123,13 @@ def statements(fns):
                 # A `literal` argument (an interval unit) is SQL text, a constant in the engine.
                 v, ty = case[k], f["args"][k]
                 expr += (v if k in literal else sql_value(v, ty)) + rest
-            shown = f"HEX({expr})" if is_string(f["ret"]) else f"CAST({expr} AS CHAR)"
+            if is_string(f["ret"]):
+                shown = f"HEX({expr})"
+            elif parse_type(f["ret"])[0] == "json":
+                # Compared with the engine's MySQL text less the blanks after `:` and `,`.
+                shown = f"CAST(JSON_COMPACT({expr}) AS CHAR)"
+            else:
+                shown = f"CAST({expr} AS CHAR)"
             out.append((f"{fi}:{ci}", f"SELECT 'R', {shown} FROM one;"))
     return out
 

@@ -162,6 +162,10 @@ fn constant(d: &Datum, ft: &tipb::FieldType) -> tipb::Expr {
             codec::encode_i64(&mut val, x.nanos());
             103
         }
+        Datum::Json(b) => {
+            val.extend_from_slice(b);
+            108
+        }
         other => panic!("no constant for {other:?}"),
     };
     tipb::Expr {
@@ -265,8 +269,29 @@ fn render(d: &Datum, ret: &tipb::FieldType) -> String {
         (Datum::Float(v), _) => v.to_string(),
         (Datum::Decimal(x), _) => x.to_string(),
         (Datum::Bytes(b), _) => hex::encode_upper(b),
+        (Datum::Json(b), _) => compact_json(b),
         (other, _) => format!("{other:?}"),
     }
+}
+
+/// MySQL's text of a JSON value without the blanks after `:` and `,` (as the oracle's
+/// `JSON_COMPACT` prints it).
+fn compact_json(b: &[u8]) -> String {
+    let text = rcop_datum::JsonRef::decode(b).unwrap().to_text().unwrap();
+    let (mut out, mut in_str, mut esc, mut prev) = (String::new(), false, false, ' ');
+    for ch in text.chars() {
+        if in_str {
+            in_str = esc || ch != '"';
+            esc = !esc && ch == '\\';
+        } else if ch == '"' {
+            in_str = true;
+        } else if ch == ' ' && (prev == ':' || prev == ',') {
+            continue;
+        }
+        out.push(ch);
+        prev = ch;
+    }
+    out
 }
 
 fn same_number(got: &str, want: &str) -> bool {

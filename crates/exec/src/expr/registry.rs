@@ -90,6 +90,9 @@ pub enum Args {
     },
     /// One argument of the first type, then one or more of the second (`ELT`, `MAKE_SET`).
     Headed(EvalType, EvalType),
+    /// An optional head argument, then `(key, value)` pairs: at least one after a head, any
+    /// number without (`JSON_SET(doc, path, value, …)`, `JSON_OBJECT(key, value, …)`).
+    Pairs(Option<EvalType>, EvalType, EvalType),
 }
 
 impl Args {
@@ -127,6 +130,7 @@ impl Args {
                 types.get(..usize::from(min)).unwrap_or(&[]).to_vec()
             }
             Args::Headed(h, t) => vec![h, t],
+            Args::Pairs(h, k, v) => h.into_iter().chain([k, v]).collect(),
         }
     }
 
@@ -165,6 +169,15 @@ impl Args {
                 }
                 None => false,
             },
+            Args::Pairs(h, k, v) => {
+                let rest = match (h, args.split_first()) {
+                    (None, _) => args,
+                    (Some(h), Some((first, rest))) if *first == h && !rest.is_empty() => rest,
+                    _ => return false,
+                };
+                rest.len().is_multiple_of(2)
+                    && rest.chunks(2).all(|p| p.first() == Some(&k) && p.get(1) == Some(&v))
+            }
         }
     }
 }

@@ -200,6 +200,7 @@ pub fn parse_value(s: &str, f: &tipb::FieldType) -> Datum {
             Datum::Time(Time::parse(s, time_type(f), fsp(f)).unwrap())
         }
         mt::DURATION => Datum::Duration(Duration::parse(s, fsp(f)).unwrap()),
+        mt::JSON => Datum::Json(rcop_datum::Json::parse(s).unwrap().into_bytes()),
         _ => Datum::Bytes(s.as_bytes().to_vec()),
     }
 }
@@ -282,6 +283,9 @@ pub fn build_table(spec: &TableSpec) -> Table {
                     }
                     Datum::Duration(x) => {
                         enc.duration(c.id, *x);
+                    }
+                    Datum::Json(b) => {
+                        enc.json(c.id, b);
                     }
                     other => panic!("unsupported cell {other:?}"),
                 }

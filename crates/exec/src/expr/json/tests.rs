@@ -19,8 +19,30 @@ fn registered_signatures() {
     ] {
         assert_eq!(sig::check(s, &[from]).unwrap().ret, to, "{s}");
     }
-    // Not evaluated yet: CastJsonAsInt, JSON_EXTRACT, InJson.
-    for s in [60, 5001, 4007] {
+    // Not evaluated yet: CastJsonAsInt, InJson.
+    for s in [60, 4007] {
         assert!(lookup(s).is_none(), "{s}");
+    }
+}
+
+#[test]
+fn paths_parse_as_mysql_spells_them() {
+    use crate::expr::json::path::{Index, Leg, PathExpr};
+    let p = PathExpr::parse(br#"$.a[2]."b c"[last-1].*[*]**.d"#).unwrap();
+    assert_eq!(
+        p.legs,
+        vec![
+            Leg::Key(b"a".to_vec()),
+            Leg::At(Index::Start(2)),
+            Leg::Key(b"b c".to_vec()),
+            Leg::At(Index::Last(1)),
+            Leg::AnyKey,
+            Leg::AnyIndex,
+            Leg::AnyDepth,
+            Leg::Key(b"d".to_vec()),
+        ]
+    );
+    for bad in [&b"a"[..], b"$.", b"$**", b"$[", b"$[x]", b"$.1a", b"$***.a", b"$.\"\xff"] {
+        assert!(PathExpr::parse(bad).is_err(), "{bad:?}");
     }
 }

@@ -3,9 +3,10 @@
 //! `tidb_query_datatype::codec::mysql::json`).
 //!
 //! Registered: `LTJson`…`NullEQJson` (106–166), `CastIntAsJson` (7), `CastRealAsJson` (16),
-//! `CastStringAsJson` (36), `CastJsonAsString` (62), `CastJsonAsJson` (66). `JsonIsNull`
-//! (3117) sits with the other `IS NULL`s in `logic`. Every other JSON function and cast is
-//! absent from the registry, so the capability check names it.
+//! `CastStringAsJson` (36), `CastJsonAsString` (62), `CastJsonAsJson` (66), and the JSON
+//! functions 5001–5029 that TiKV maps or MySQL 8 defines over TiKV's typing (see
+//! [`register`]): paths in [`path`], readers in [`query`], builders in [`make`], writers in
+//! [`modify`]. `JsonIsNull` (3117) sits with the other `IS NULL`s in `logic`.
 
 use std::cmp::Ordering;
 
@@ -18,6 +19,12 @@ use crate::expr::compare::{CmpOp, comparison};
 use crate::expr::kernel::{OutElem, map1};
 use crate::expr::registry::{Args, Call, Registry};
 use crate::types::{EvalType, FieldType};
+
+mod args;
+pub mod make;
+pub mod modify;
+pub mod path;
+pub mod query;
 
 /// `FieldType.flag`: the string is JSON text to parse (TiDB sets it on `CAST(s AS JSON)`).
 pub const FLAG_PARSE_TO_JSON: u32 = 1 << 18;
@@ -43,6 +50,32 @@ pub(super) fn register(r: &mut Registry) {
     r.add(36, Args::same(Bytes, 1), J, string_as_json);
     r.add(62, Args::same(J, 1), Bytes, json_as_string);
     r.add(66, Args::same(J, 1), J, json_as_json);
+
+    // TiKV's typing: paths and JSON_OBJECT keys are strings, values JSON.
+    r.add(5001, Args::Headed(J, Bytes), J, query::extract);
+    r.add(5002, Args::same(Bytes, 1), Bytes, query::json_unquote);
+    r.add(5003, Args::same(J, 1), Bytes, query::json_type);
+    r.add(5004, Args::Pairs(Some(J), Bytes, J), J, modify::json_set);
+    r.add(5005, Args::Pairs(Some(J), Bytes, J), J, modify::json_insert);
+    r.add(5006, Args::Pairs(Some(J), Bytes, J), J, modify::json_replace);
+    r.add(5007, Args::Headed(J, Bytes), J, modify::json_remove);
+    r.add(5008, Args::Variadic(J), J, make::json_merge);
+    r.add(5009, Args::Pairs(None, Bytes, J), J, make::json_object);
+    r.add(5010, Args::Variadic(J), J, make::json_array);
+    r.add(5011, Args::same(J, 1), Int, query::valid_json);
+    r.add(5012, Args::prefix(&[J, J, Bytes], 2), Int, query::json_contains);
+    r.add(5013, Args::Pairs(Some(J), Bytes, J), J, modify::json_array_append);
+    r.add(5014, Args::Pairs(Some(J), Bytes, J), J, modify::json_array_insert);
+    r.add(5015, Args::Variadic(J), J, make::json_merge_patch);
+    r.add(5016, Args::Variadic(J), J, make::json_merge);
+    r.add(5017, Args::Headed(J, Bytes), Int, query::json_contains_path);
+    r.add(5019, Args::same(Bytes, 1), Bytes, query::json_quote);
+    r.add(5022, Args::same(J, 1), Int, query::json_depth);
+    r.add(5023, Args::same(J, 1), J, query::json_keys);
+    r.add(5024, Args::prefix(&[J, Bytes], 1), Int, query::json_length);
+    r.add(5025, Args::fixed(&[J, Bytes]), J, query::json_keys);
+    r.add(5026, Args::same(Bytes, 1), Int, query::valid_string);
+    r.add(5029, Args::same(J, 2), Int, query::member_of);
 }
 
 /// Compares two JSON columns. Unlike the other types the order can fail (a NaN double, bad
