@@ -144,6 +144,11 @@ impl Args {
                 Some(if i.is_multiple_of(2) && i + 1 < n { EvalType::Int } else { t })
             }
             Args::Headed(h, t) => Some(if i == 0 { h } else { t }),
+            Args::Pairs(Some(h), _, _) if i == 0 => Some(h),
+            Args::Pairs(h, k, v) => {
+                let j = if h.is_some() { i.checked_sub(1)? } else { i };
+                Some(if j.is_multiple_of(2) { k } else { v })
+            }
         }
     }
 
