@@ -193,9 +193,7 @@ impl LoadOptions {
     /// go-tpc's schema, the `_ci` variant: strings of collation `collation` (e.g. `-45`,
     /// `utf8mb4_general_ci`) with every second row's strings lower-cased.
     pub fn go_tpc_ci(collation: i32) -> Self {
-        LoadOptions {
-            schema: Schema::GoTpc { string_collation: collation, lower_even_rows: true },
-        }
+        LoadOptions { schema: Schema::GoTpc { string_collation: collation, lower_even_rows: true } }
     }
 }
 

@@ -150,9 +150,12 @@ fn orders_custkey_index_scan_equals_table_scan_and_the_generator() {
         dag::func(tipb::ScalarFuncSig::LtInt as i32, b(), vec![col(1, bigint()), dag::int(hi)]),
     ];
     let tcols = vec![column_info(1, &bigint(), true), column_info(2, &bigint(), false)];
-    let table = run(&s, vec![scan(ORDERS, tcols, false), selection(conds)], 2, vec![
-        record_range(ORDERS, None, None),
-    ]);
+    let table = run(
+        &s,
+        vec![scan(ORDERS, tcols, false), selection(conds)],
+        2,
+        vec![record_range(ORDERS, None, None)],
+    );
     let mut by_index: Vec<Vec<i64>> = table.iter().map(|r| vec![int(&r[1]), int(&r[0])]).collect();
     by_index.sort();
     assert_eq!(got, by_index);
@@ -191,7 +194,7 @@ fn orders_custkey_index_scan_equals_table_scan_and_the_generator() {
 #[test]
 fn lineitem_clustered_primary_key_and_fk2_index_scan() {
     let s = store("lineitem", 0.01, &LoadOptions::go_tpc());
-    let gen: Vec<[i64; 4]> = tpchgen::generators::LineItemGenerator::new(0.01, 1, 1)
+    let generated: Vec<[i64; 4]> = tpchgen::generators::LineItemGenerator::new(0.01, 1, 1)
         .iter()
         .map(|l| [l.l_orderkey, l.l_partkey, l.l_suppkey, i64::from(l.l_linenumber)])
         .collect();
@@ -203,11 +206,10 @@ fn lineitem_clustered_primary_key_and_fk2_index_scan() {
     // out), in (orderkey, linenumber) order.
     let (lo, hi) = (1000, 1200);
     let range = record_range(LINEITEM, Some(&[Datum::Int(lo)]), Some(&[Datum::Int(hi)]));
-    let got = ints(&run(&s, vec![clustered_scan(LINEITEM, all_cols(), pk.clone())], 4, vec![
-        range,
-    ]));
+    let got =
+        ints(&run(&s, vec![clustered_scan(LINEITEM, all_cols(), pk.clone())], 4, vec![range]));
     let mut want: Vec<Vec<i64>> =
-        gen.iter().filter(|l| (lo..hi).contains(&l[0])).map(|l| l.to_vec()).collect();
+        generated.iter().filter(|l| (lo..hi).contains(&l[0])).map(|l| l.to_vec()).collect();
     want.sort_by_key(|l| (l[0], l[3]));
     assert!(want.len() > 100);
     assert_eq!(got, want);
@@ -222,13 +224,15 @@ fn lineitem_clustered_primary_key_and_fk2_index_scan() {
         column_info(4, &bigint(), false),
     ];
     let irange = index_range(LINEITEM, 2, &[Datum::Int(plo)], &[Datum::Int(phi)]);
-    let got = ints(&run(&s, vec![index_scan(LINEITEM, 2, icols, pk.clone(), false)], 4, vec![
-        irange,
-    ]));
-    let table = ints(&run(&s, vec![clustered_scan(LINEITEM, all_cols(), pk)], 4, vec![
-        record_range(LINEITEM, None, None),
-    ]));
-    assert_eq!(table.len(), gen.len());
+    let got =
+        ints(&run(&s, vec![index_scan(LINEITEM, 2, icols, pk.clone(), false)], 4, vec![irange]));
+    let table = ints(&run(
+        &s,
+        vec![clustered_scan(LINEITEM, all_cols(), pk)],
+        4,
+        vec![record_range(LINEITEM, None, None)],
+    ));
+    assert_eq!(table.len(), generated.len());
     let mut by_index: Vec<Vec<i64>> = table
         .iter()
         .filter(|r| (plo..phi).contains(&r[1]))
@@ -237,7 +241,7 @@ fn lineitem_clustered_primary_key_and_fk2_index_scan() {
     by_index.sort();
     assert!(by_index.len() > 50);
     assert_eq!(got, by_index);
-    let mut want: Vec<Vec<i64>> = gen
+    let mut want: Vec<Vec<i64>> = generated
         .iter()
         .filter(|l| (plo..phi).contains(&l[1]))
         .map(|l| vec![l[1], l[2], l[0], l[3]])
@@ -291,11 +295,14 @@ fn ci_variant_groups_and_compares_case_insensitively() {
     assert_eq!(bin.len(), 10);
     assert_eq!(bin, want_bin);
 
-    // Equality with a lower-case constant matches both cases.
-    let eq = dag::func(tipb::ScalarFuncSig::EqString as i32, ft(mt::LONG_LONG), vec![
-        col(0, char_ft(15, GENERAL_CI)),
-        string("1-urgent", GENERAL_CI),
-    ]);
+    // Equality with a lower-case constant matches both cases (TiDB puts the comparison's
+    // collation on the function's own field type).
+    let eq_ft = tipb::FieldType { collate: Some(GENERAL_CI), ..ft(mt::LONG_LONG) };
+    let eq = dag::func(
+        tipb::ScalarFuncSig::EqString as i32,
+        eq_ft,
+        vec![col(0, char_ft(15, GENERAL_CI)), string("1-urgent", GENERAL_CI)],
+    );
     let cols = vec![column_info(6, &char_ft(15, GENERAL_CI), false)];
     let rows = run(
         &s,
@@ -319,7 +326,10 @@ fn ci_variant_groups_and_compares_case_insensitively() {
     let cols = vec![column_info(7, &char_ft(15, GENERAL_CI), false)];
     let top = run(
         &s,
-        vec![scan(ORDERS, cols, false), dag::top_n(vec![(col(0, char_ft(15, GENERAL_CI)), false)], 20)],
+        vec![
+            scan(ORDERS, cols, false),
+            dag::top_n(vec![(col(0, char_ft(15, GENERAL_CI)), false)], 20),
+        ],
         1,
         all(),
     );
@@ -359,7 +369,8 @@ fn ci_string_index_holds_sort_keys_and_restores_values() {
     key::encode_index_key(&mut start, ORDERS, 2, &key_of(&[Datum::Bytes(sk)]));
     let end = key::prefix_next(&start);
     let range = coprocessor::KeyRange { start: start.into(), end: end.into() };
-    let cols = vec![column_info(6, &char_ft(15, GENERAL_CI), false), column_info(1, &bigint(), true)];
+    let cols =
+        vec![column_info(6, &char_ft(15, GENERAL_CI), false), column_info(1, &bigint(), true)];
     let got = run(&s, vec![index_scan(ORDERS, 2, cols, vec![], false)], 2, vec![range]);
     let mut got: Vec<(i64, Vec<u8>)> = got.iter().map(|r| (int(&r[1]), bytes(&r[0]))).collect();
     got.sort();

@@ -258,93 +258,96 @@ pub type Rows = Box<dyn Iterator<Item = Result<Vec<Val>>>>;
 pub fn rows(table: &str, sf: f64) -> Result<Rows> {
     use Val::Int as I;
     use tpchgen::generators as g;
-    let rows: Rows = match table {
-        "region" => Box::new(g::RegionGenerator::new(sf, 1, 1).into_iter().map(|r| {
-            Ok(vec![I(r.r_regionkey), s(r.r_name), s(r.r_comment)])
-        })),
-        "nation" => Box::new(g::NationGenerator::new(sf, 1, 1).into_iter().map(|n| {
-            Ok(vec![I(n.n_nationkey), s(n.n_name), I(n.n_regionkey), s(n.n_comment)])
-        })),
-        "part" => Box::new(g::PartGenerator::new(sf, 1, 1).into_iter().map(|p| {
-            Ok(vec![
-                I(p.p_partkey),
-                s(p.p_name),
-                s(p.p_mfgr),
-                s(p.p_brand),
-                s(p.p_type),
-                I(i64::from(p.p_size)),
-                s(p.p_container),
-                Val::Dec(p.p_retailprice.0),
-                s(p.p_comment),
-            ])
-        })),
-        "supplier" => Box::new(g::SupplierGenerator::new(sf, 1, 1).into_iter().map(|r| {
-            Ok(vec![
-                I(r.s_suppkey),
-                s(r.s_name),
-                s(r.s_address),
-                I(r.s_nationkey),
-                s(r.s_phone),
-                Val::Dec(r.s_acctbal.0),
-                s(r.s_comment),
-            ])
-        })),
-        "partsupp" => Box::new(g::PartSuppGenerator::new(sf, 1, 1).into_iter().map(|r| {
-            Ok(vec![
-                I(r.ps_partkey),
-                I(r.ps_suppkey),
-                I(i64::from(r.ps_availqty)),
-                Val::Dec(r.ps_supplycost.0),
-                s(r.ps_comment),
-            ])
-        })),
-        "customer" => Box::new(g::CustomerGenerator::new(sf, 1, 1).into_iter().map(|c| {
-            Ok(vec![
-                I(c.c_custkey),
-                s(c.c_name),
-                s(c.c_address),
-                I(c.c_nationkey),
-                s(c.c_phone),
-                Val::Dec(c.c_acctbal.0),
-                s(c.c_mktsegment),
-                s(c.c_comment),
-            ])
-        })),
-        "orders" => Box::new(g::OrderGenerator::new(sf, 1, 1).into_iter().map(|o| {
-            Ok(vec![
-                I(o.o_orderkey),
-                I(o.o_custkey),
-                s(o.o_orderstatus),
-                Val::Dec(o.o_totalprice.0),
-                date(o.o_orderdate)?,
-                s(o.o_orderpriority),
-                s(o.o_clerk),
-                I(i64::from(o.o_shippriority)),
-                s(o.o_comment),
-            ])
-        })),
-        "lineitem" => Box::new(g::LineItemGenerator::new(sf, 1, 1).into_iter().map(|l| {
-            Ok(vec![
-                I(l.l_orderkey),
-                I(l.l_partkey),
-                I(l.l_suppkey),
-                I(i64::from(l.l_linenumber)),
-                Val::Dec(l.l_quantity * 100),
-                Val::Dec(l.l_extendedprice.0),
-                Val::Dec(l.l_discount.0),
-                Val::Dec(l.l_tax.0),
-                s(l.l_returnflag),
-                s(l.l_linestatus),
-                date(l.l_shipdate)?,
-                date(l.l_commitdate)?,
-                date(l.l_receiptdate)?,
-                s(l.l_shipinstruct),
-                s(l.l_shipmode),
-                s(l.l_comment),
-            ])
-        })),
-        _ => bail!("unknown TPC-H table {table:?}"),
-    };
+    let rows: Rows =
+        match table {
+            "region" => Box::new(
+                g::RegionGenerator::new(sf, 1, 1)
+                    .into_iter()
+                    .map(|r| Ok(vec![I(r.r_regionkey), s(r.r_name), s(r.r_comment)])),
+            ),
+            "nation" => Box::new(g::NationGenerator::new(sf, 1, 1).into_iter().map(|n| {
+                Ok(vec![I(n.n_nationkey), s(n.n_name), I(n.n_regionkey), s(n.n_comment)])
+            })),
+            "part" => Box::new(g::PartGenerator::new(sf, 1, 1).into_iter().map(|p| {
+                Ok(vec![
+                    I(p.p_partkey),
+                    s(p.p_name),
+                    s(p.p_mfgr),
+                    s(p.p_brand),
+                    s(p.p_type),
+                    I(i64::from(p.p_size)),
+                    s(p.p_container),
+                    Val::Dec(p.p_retailprice.0),
+                    s(p.p_comment),
+                ])
+            })),
+            "supplier" => Box::new(g::SupplierGenerator::new(sf, 1, 1).into_iter().map(|r| {
+                Ok(vec![
+                    I(r.s_suppkey),
+                    s(r.s_name),
+                    s(r.s_address),
+                    I(r.s_nationkey),
+                    s(r.s_phone),
+                    Val::Dec(r.s_acctbal.0),
+                    s(r.s_comment),
+                ])
+            })),
+            "partsupp" => Box::new(g::PartSuppGenerator::new(sf, 1, 1).into_iter().map(|r| {
+                Ok(vec![
+                    I(r.ps_partkey),
+                    I(r.ps_suppkey),
+                    I(i64::from(r.ps_availqty)),
+                    Val::Dec(r.ps_supplycost.0),
+                    s(r.ps_comment),
+                ])
+            })),
+            "customer" => Box::new(g::CustomerGenerator::new(sf, 1, 1).into_iter().map(|c| {
+                Ok(vec![
+                    I(c.c_custkey),
+                    s(c.c_name),
+                    s(c.c_address),
+                    I(c.c_nationkey),
+                    s(c.c_phone),
+                    Val::Dec(c.c_acctbal.0),
+                    s(c.c_mktsegment),
+                    s(c.c_comment),
+                ])
+            })),
+            "orders" => Box::new(g::OrderGenerator::new(sf, 1, 1).into_iter().map(|o| {
+                Ok(vec![
+                    I(o.o_orderkey),
+                    I(o.o_custkey),
+                    s(o.o_orderstatus),
+                    Val::Dec(o.o_totalprice.0),
+                    date(o.o_orderdate)?,
+                    s(o.o_orderpriority),
+                    s(o.o_clerk),
+                    I(i64::from(o.o_shippriority)),
+                    s(o.o_comment),
+                ])
+            })),
+            "lineitem" => Box::new(g::LineItemGenerator::new(sf, 1, 1).into_iter().map(|l| {
+                Ok(vec![
+                    I(l.l_orderkey),
+                    I(l.l_partkey),
+                    I(l.l_suppkey),
+                    I(i64::from(l.l_linenumber)),
+                    Val::Dec(l.l_quantity * 100),
+                    Val::Dec(l.l_extendedprice.0),
+                    Val::Dec(l.l_discount.0),
+                    Val::Dec(l.l_tax.0),
+                    s(l.l_returnflag),
+                    s(l.l_linestatus),
+                    date(l.l_shipdate)?,
+                    date(l.l_commitdate)?,
+                    date(l.l_receiptdate)?,
+                    s(l.l_shipinstruct),
+                    s(l.l_shipmode),
+                    s(l.l_comment),
+                ])
+            })),
+            _ => bail!("unknown TPC-H table {table:?}"),
+        };
     Ok(rows)
 }
 
