@@ -41,6 +41,29 @@ pub struct LoadSpec {
     pub scale_factor: f64,
     /// The newest rows left in the memtable instead of flushed to SSTs.
     pub memtable_tail: u64,
+    /// `"rowid"` (default: `_tidb_rowid` handles, no indexes, what the example DAGs scan)
+    /// or `"go-tpc"` (go-tpc's primary keys and foreign-key indexes, as TiDB stores them).
+    pub schema: String,
+    /// go-tpc schema only: the collation id of the string columns, `-46` (`utf8mb4_bin`) by
+    /// default; any other (e.g. `-45`, `utf8mb4_general_ci`) loads the `_ci` variant, whose
+    /// every second row has its strings lower-cased.
+    pub string_collation: i32,
+}
+
+impl LoadSpec {
+    /// The loader options this spec asks for.
+    ///
+    /// # Errors
+    ///
+    /// An unknown schema name.
+    pub fn options(&self) -> Result<tpch::LoadOptions> {
+        match self.schema.as_str() {
+            "rowid" => Ok(tpch::LoadOptions::default()),
+            "go-tpc" if self.string_collation == -46 => Ok(tpch::LoadOptions::go_tpc()),
+            "go-tpc" => Ok(tpch::LoadOptions::go_tpc_ci(self.string_collation)),
+            other => anyhow::bail!("[[load]] schema {other:?} is neither \"rowid\" nor \"go-tpc\""),
+        }
+    }
 }
 
 impl Default for LoadSpec {
@@ -50,6 +73,8 @@ impl Default for LoadSpec {
             table: "lineitem".into(),
             scale_factor: 0.01,
             memtable_tail: 1_000,
+            schema: "rowid".into(),
+            string_collation: -46,
         }
     }
 }
@@ -94,6 +119,7 @@ impl NodeConfig {
         cfg.dfs.validate().context("[dfs]")?;
         for l in &cfg.load {
             anyhow::ensure!(l.source == "tpch", "[[load]] source {:?} is not \"tpch\"", l.source);
+            l.options()?;
         }
         Ok(cfg)
     }
@@ -189,20 +215,21 @@ impl StorageNode {
     ///
     /// # Errors
     ///
-    /// As [`tpch::load_table`].
+    /// As [`tpch::load_table_with`]; an unknown schema name.
     pub async fn load(
         &self,
         spec: &LoadSpec,
         first_ts: u64,
         progress: impl FnMut(u64),
     ) -> Result<LoadReport> {
-        tpch::load_table(
+        tpch::load_table_with(
             &self.shard,
             self.keyspace_id,
             &spec.table,
             spec.scale_factor,
             spec.memtable_tail,
             first_ts,
+            &spec.options()?,
             progress,
         )
         .await

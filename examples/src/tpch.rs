@@ -6,6 +6,8 @@ use anyhow::{Context, Result, bail};
 use rcop_datum::{Decimal, KeyspaceId, Time, TimeType, key, row::RowEncoder};
 use rcop_snap::Shard;
 
+pub mod schema;
+
 /// Table id of `lineitem` (region 101 … lineitem 108, in the spec's table order).
 pub const LINEITEM_TABLE_ID: i64 = 108;
 
@@ -24,6 +26,8 @@ pub struct LoadReport {
     pub memtable_rows: u64,
     /// The last commit ts used; reads at or above it see every row.
     pub max_commit_ts: u64,
+    /// Secondary index entries written (go-tpc's schema only).
+    pub index_entries: u64,
 }
 
 /// The API v2 transaction-key prefix of `keyspace`: `'x'` + 3-byte id.
@@ -81,28 +85,26 @@ pub fn table_id(table: &str) -> Option<i64> {
     })
 }
 
-/// Writes encoded rows through a shard, keeping the newest `tail` rows back so that they
-/// land in the memtable after the last flush.
+/// Writes rows (each a group of pairs: the record and its index entries) through a shard,
+/// keeping the newest `tail` rows back so that they land in the memtable after the last
+/// flush.
 struct Writer<'a, P> {
     shard: &'a Shard,
-    prefix: Vec<u8>,
-    table: i64,
     tail: usize,
-    held: VecDeque<(i64, Vec<u8>)>,
-    handle: i64,
+    held: VecDeque<Vec<(Vec<u8>, Vec<u8>)>>,
     written: u64,
+    index_entries: u64,
     ts: u64,
     progress: P,
 }
 
 impl<P: FnMut(u64)> Writer<'_, P> {
-    async fn push(&mut self, value: Vec<u8>) -> Result<()> {
-        self.handle += 1;
-        self.held.push_back((self.handle, value));
+    async fn push(&mut self, row: Vec<(Vec<u8>, Vec<u8>)>) -> Result<()> {
+        self.held.push_back(row);
         if self.held.len() > self.tail
-            && let Some((h, v)) = self.held.pop_front()
+            && let Some(row) = self.held.pop_front()
         {
-            self.put(h, &v)?;
+            self.put(&row)?;
             if self.written.is_multiple_of(ROWS_PER_FLUSH) {
                 self.shard.flush().await.context("flush")?;
                 (self.progress)(self.written);
@@ -111,13 +113,15 @@ impl<P: FnMut(u64)> Writer<'_, P> {
         Ok(())
     }
 
-    fn put(&mut self, handle: i64, value: &[u8]) -> Result<()> {
+    fn put(&mut self, row: &[(Vec<u8>, Vec<u8>)]) -> Result<()> {
         if self.written.is_multiple_of(ROWS_PER_TXN) {
             self.ts += 2;
         }
-        let k = record_key(&self.prefix, self.table, handle);
-        self.shard.put(&k, self.ts - 1, self.ts, value).context("shard put")?;
+        for (k, v) in row {
+            self.shard.put(k, self.ts - 1, self.ts, v).context("shard put")?;
+        }
         self.written += 1;
+        self.index_entries += row.len().saturating_sub(1) as u64;
         Ok(())
     }
 
@@ -125,11 +129,16 @@ impl<P: FnMut(u64)> Writer<'_, P> {
         self.shard.flush().await.context("flush")?;
         self.shard.compact(0).await.context("compaction")?;
         let memtable_rows = self.held.len() as u64;
-        while let Some((h, v)) = self.held.pop_front() {
-            self.put(h, &v)?;
+        while let Some(row) = self.held.pop_front() {
+            self.put(&row)?;
         }
         (self.progress)(self.written);
-        Ok(LoadReport { rows: self.written, memtable_rows, max_commit_ts: self.ts })
+        Ok(LoadReport {
+            rows: self.written,
+            memtable_rows,
+            max_commit_ts: self.ts,
+            index_entries: self.index_entries,
+        })
     }
 }
 
@@ -144,16 +153,88 @@ fn dec(enc: &mut RowEncoder, id: i64, cents_value: i64) -> Result<()> {
     Ok(())
 }
 
-/// Generates `table` at `scale_factor` with `tpchgen` and writes it through `shard`:
-/// row format v2, column ids 1..n in the spec's column order, `_tidb_rowid` handles from 1
-/// in generation order, keys under `keyspace`'s API v2 prefix. Rows are committed in
-/// batches of 1,000 with increasing timestamps after `first_ts`, flushed to L0 files every
-/// [`ROWS_PER_FLUSH`] rows and compacted into L1 at the end, except the newest
-/// `memtable_tail` rows, which stay in the memtable. `progress` gets the rows written so far.
+/// How [`load_table_with`] stores the tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Schema {
+    /// Tables without a primary key: `_tidb_rowid` handles from 1 in generation order, every
+    /// column in the row value, no index entries (what the example DAGs scan).
+    #[default]
+    RowId,
+    /// go-tpc's schema as TiDB stores it ([`schema`]): primary-key handles (clustered common
+    /// handles for `partsupp` and `lineitem`) and the foreign-key index entries.
+    #[non_exhaustive]
+    GoTpc {
+        /// Collation id of every CHAR and VARCHAR column: `-46` (`utf8mb4_bin`, TiDB's
+        /// default) or a `_ci` one such as `-45` (`utf8mb4_general_ci`); index keys of
+        /// string columns hold its sort key.
+        string_collation: i32,
+        /// Lower-case the ASCII letters of every string value of every second row (rows
+        /// 2, 4, … in generation order), so that a `_ci` collation groups and compares
+        /// differently from a binary one.
+        lower_even_rows: bool,
+    },
+}
+
+/// What [`load_table_with`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct LoadOptions {
+    /// The table layout.
+    pub schema: Schema,
+}
+
+impl LoadOptions {
+    /// go-tpc's schema with `utf8mb4_bin` strings.
+    pub fn go_tpc() -> Self {
+        LoadOptions { schema: Schema::GoTpc { string_collation: -46, lower_even_rows: false } }
+    }
+
+    /// go-tpc's schema, the `_ci` variant: strings of collation `collation` (e.g. `-45`,
+    /// `utf8mb4_general_ci`) with every second row's strings lower-cased.
+    pub fn go_tpc_ci(collation: i32) -> Self {
+        LoadOptions { schema: Schema::GoTpc { string_collation: collation, lower_even_rows: true } }
+    }
+}
+
+/// Every key and value of `table` at `scale_factor` in go-tpc's schema (`opts.schema` must
+/// be [`Schema::GoTpc`]) under `keyspace`'s prefix, in generation order: per row the record,
+/// then its index entries. What [`load_table_with`] writes, for tests over an in-memory
+/// store.
 ///
 /// # Errors
 ///
-/// An unknown table, a scale factor ≤ 0, shard errors.
+/// An unknown table, a scale factor ≤ 0, the row-id schema, a bad collation.
+pub fn go_tpc_entries(
+    keyspace: u32,
+    table: &str,
+    scale_factor: f64,
+    opts: &LoadOptions,
+) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    let Schema::GoTpc { string_collation, lower_even_rows } = opts.schema else {
+        bail!("go_tpc_entries needs the go-tpc schema");
+    };
+    if !(scale_factor > 0.0 && scale_factor.is_finite()) {
+        bail!("scale-factor must be positive, got {scale_factor}");
+    }
+    let t = schema::table(table).with_context(|| format!("unknown TPC-H table {table:?}"))?;
+    let prefix = keyspace_prefix(keyspace)?;
+    let mut out = Vec::new();
+    for (n, row) in schema::rows(table, scale_factor)?.enumerate() {
+        let mut row = row?;
+        if lower_even_rows && n % 2 == 1 {
+            schema::lower_strings(&mut row);
+        }
+        schema::row_entries(t, &prefix, &row, string_collation, &mut out)?;
+    }
+    Ok(out)
+}
+
+/// [`load_table_with`] in the row-id schema.
+///
+/// # Errors
+///
+/// As [`load_table_with`].
 pub async fn load_table(
     shard: &Shard,
     keyspace: u32,
@@ -163,6 +244,33 @@ pub async fn load_table(
     first_ts: u64,
     progress: impl FnMut(u64),
 ) -> Result<LoadReport> {
+    let opts = LoadOptions::default();
+    load_table_with(shard, keyspace, table, scale_factor, memtable_tail, first_ts, &opts, progress)
+        .await
+}
+
+/// Generates `table` at `scale_factor` with `tpchgen` and writes it through `shard`:
+/// row format v2, column ids 1..n in the spec's column order, keys under `keyspace`'s API
+/// v2 prefix, handles and indexes as `opts.schema` says. Rows are committed in batches of
+/// 1,000 (a row with its index entries) with increasing timestamps after `first_ts`,
+/// flushed to L0 files every [`ROWS_PER_FLUSH`] rows and compacted into L1 at the end,
+/// except the newest `memtable_tail` rows, which stay in the memtable. `progress` gets the
+/// rows written so far.
+///
+/// # Errors
+///
+/// An unknown table, a scale factor ≤ 0, a bad collation, shard errors.
+#[expect(clippy::too_many_arguments, reason = "the load's knobs, each a plain value")]
+pub async fn load_table_with(
+    shard: &Shard,
+    keyspace: u32,
+    table: &str,
+    scale_factor: f64,
+    memtable_tail: u64,
+    first_ts: u64,
+    opts: &LoadOptions,
+    progress: impl FnMut(u64),
+) -> Result<LoadReport> {
     use tpchgen::generators as g;
     let Some(table_id) = table_id(table) else {
         bail!("unknown TPC-H table {table:?}");
@@ -170,33 +278,51 @@ pub async fn load_table(
     if !(scale_factor > 0.0 && scale_factor.is_finite()) {
         bail!("scale-factor must be positive, got {scale_factor}");
     }
+    let sf = scale_factor;
     let mut w = Writer {
         shard,
-        prefix: keyspace_prefix(keyspace)?,
-        table: table_id,
         tail: usize::try_from(memtable_tail).unwrap_or(usize::MAX),
         held: VecDeque::new(),
-        handle: 0,
         written: 0,
+        index_entries: 0,
         ts: first_ts,
         progress,
     };
+    if let Schema::GoTpc { string_collation, lower_even_rows } = opts.schema {
+        let t = schema::table(table).context("table")?;
+        let prefix = keyspace_prefix(keyspace)?;
+        for (n, row) in schema::rows(table, sf)?.enumerate() {
+            let mut row = row?;
+            if lower_even_rows && n % 2 == 1 {
+                schema::lower_strings(&mut row);
+            }
+            let mut out = Vec::with_capacity(1 + t.indexes.len());
+            schema::row_entries(t, &prefix, &row, string_collation, &mut out)?;
+            w.push(out).await?;
+        }
+        return w.finish().await;
+    }
+    let prefix = keyspace_prefix(keyspace)?;
+    let mut handle = 0;
+    let mut record = |v: Vec<u8>| {
+        handle += 1;
+        vec![(record_key(&prefix, table_id, handle), v)]
+    };
     let mut e = RowEncoder::new();
-    let sf = scale_factor;
     match table {
         "region" => {
             for r in g::RegionGenerator::new(sf, 1, 1).iter() {
                 e.int(1, r.r_regionkey)
                     .bytes(2, r.r_name.as_bytes())
                     .bytes(3, r.r_comment.as_bytes());
-                w.push(encoded(&mut e)?).await?;
+                w.push(record(encoded(&mut e)?)).await?;
             }
         }
         "nation" => {
             for n in g::NationGenerator::new(sf, 1, 1).iter() {
                 e.int(1, n.n_nationkey).bytes(2, n.n_name.as_bytes()).int(3, n.n_regionkey);
                 e.bytes(4, n.n_comment.as_bytes());
-                w.push(encoded(&mut e)?).await?;
+                w.push(record(encoded(&mut e)?)).await?;
             }
         }
         "part" => {
@@ -208,7 +334,7 @@ pub async fn load_table(
                 e.bytes(7, p.p_container.as_bytes());
                 dec(&mut e, 8, p.p_retailprice.0)?;
                 e.bytes(9, p.p_comment.as_bytes());
-                w.push(encoded(&mut e)?).await?;
+                w.push(record(encoded(&mut e)?)).await?;
             }
         }
         "supplier" => {
@@ -218,7 +344,7 @@ pub async fn load_table(
                 e.bytes(5, s.s_phone.to_string().as_bytes());
                 dec(&mut e, 6, s.s_acctbal.0)?;
                 e.bytes(7, s.s_comment.as_bytes());
-                w.push(encoded(&mut e)?).await?;
+                w.push(record(encoded(&mut e)?)).await?;
             }
         }
         "partsupp" => {
@@ -226,7 +352,7 @@ pub async fn load_table(
                 e.int(1, ps.ps_partkey).int(2, ps.ps_suppkey).int(3, i64::from(ps.ps_availqty));
                 dec(&mut e, 4, ps.ps_supplycost.0)?;
                 e.bytes(5, ps.ps_comment.as_bytes());
-                w.push(encoded(&mut e)?).await?;
+                w.push(record(encoded(&mut e)?)).await?;
             }
         }
         "customer" => {
@@ -236,7 +362,7 @@ pub async fn load_table(
                 e.bytes(5, c.c_phone.to_string().as_bytes());
                 dec(&mut e, 6, c.c_acctbal.0)?;
                 e.bytes(7, c.c_mktsegment.as_bytes()).bytes(8, c.c_comment.as_bytes());
-                w.push(encoded(&mut e)?).await?;
+                w.push(record(encoded(&mut e)?)).await?;
             }
         }
         "orders" => {
@@ -247,7 +373,7 @@ pub async fn load_table(
                 e.time(5, date(o.o_orderdate)?).bytes(6, o.o_orderpriority.as_bytes());
                 e.bytes(7, o.o_clerk.to_string().as_bytes()).int(8, i64::from(o.o_shippriority));
                 e.bytes(9, o.o_comment.as_bytes());
-                w.push(encoded(&mut e)?).await?;
+                w.push(record(encoded(&mut e)?)).await?;
             }
         }
         _ => {
@@ -265,7 +391,7 @@ pub async fn load_table(
                 e.bytes(14, l.l_shipinstruct.as_bytes())
                     .bytes(15, l.l_shipmode.as_bytes())
                     .bytes(16, l.l_comment.as_bytes());
-                w.push(encoded(&mut e)?).await?;
+                w.push(record(encoded(&mut e)?)).await?;
             }
         }
     }
