@@ -19,7 +19,7 @@ use crate::column::{
 use crate::ctx::{EvalConfig, EvalContext};
 use crate::error::{Error, Result};
 use crate::exec::{BatchResult, ExecEnv, ExecStats, Executor, RawRows};
-use crate::scan::{KeyRange, KvBatch, ScanStatus};
+use crate::scan::{KeyRange, KvBatch, ScanSource, ScanStatus};
 use crate::types::{EvalType, FieldType};
 
 /// TiDB's extra handle column id (`_tidb_rowid`).
@@ -485,12 +485,7 @@ pub struct TableScanExecutor {
     schema: Vec<FieldType>,
     cols: Arc<ScanColumns>,
     counters: ScanCounters,
-    /// Index (in request order) of the range being scanned, in scan order.
-    order: Vec<usize>,
-    cur: usize,
-    started: bool,
-    /// The largest average pair size seen, to size the next batch's arena.
-    bytes_per_row: usize,
+    walk: RangeWalk,
     /// The last batch's pairs, reused when no batch refers to them any more.
     spare: Option<Arc<KvBatch>>,
     stats: ExecStats,
@@ -530,7 +525,6 @@ impl TableScanExecutor {
         }
         let desc = ts.desc == Some(true);
         let n = ranges.len();
-        let order: Vec<usize> = if desc { (0..n).rev().collect() } else { (0..n).collect() };
         Ok(TableScanExecutor {
             schema: cols.iter().map(|c| c.ft).collect(),
             cols: Arc::new(ScanColumns { cols, tz: cfg.tz.clone(), common_handle }),
@@ -542,10 +536,7 @@ impl TableScanExecutor {
                 desc,
                 scanned_bytes: 0,
             },
-            order,
-            cur: 0,
-            started: false,
-            bytes_per_row: 64,
+            walk: RangeWalk::new(n, desc),
             spare: None,
             stats: ExecStats::default(),
         })
@@ -557,6 +548,75 @@ impl TableScanExecutor {
             key::split_record_key(k)?;
         } else {
             key::decode_record_key(k)?;
+        }
+        Ok(())
+    }
+}
+
+/// Walks a scan's ranges in scan order into caller-owned arenas, keeping the scan counters:
+/// the part TableScan and IndexScan share.
+#[derive(Debug)]
+pub(super) struct RangeWalk {
+    /// Index (in request order) of the range being scanned, in scan order.
+    order: Vec<usize>,
+    cur: usize,
+    started: bool,
+    /// The largest average pair size seen, to size the next batch's arena.
+    bytes_per_row: usize,
+}
+
+impl RangeWalk {
+    /// A walk over `n` ranges, backwards when `desc`.
+    pub(super) fn new(n: usize, desc: bool) -> RangeWalk {
+        let order: Vec<usize> = if desc { (0..n).rev().collect() } else { (0..n).collect() };
+        RangeWalk { order, cur: 0, started: false, bytes_per_row: 64 }
+    }
+
+    /// A fresh arena for `hint` pairs of the size seen so far. Capped: one huge row must not
+    /// make every later batch reserve gigabytes.
+    pub(super) fn arena(&self, hint: usize) -> KvBatch {
+        KvBatch::with_capacity(hint, hint.saturating_mul(self.bytes_per_row).min(MAX_BATCH_RESERVE))
+    }
+
+    /// Appends up to `hint` pairs to `kv`, range after range, and updates `counters` (per-range
+    /// counts, drained, bytes, last key). `source_range` may replace a range by the one the
+    /// source scans (an index point get).
+    pub(super) fn fill(
+        &mut self,
+        counters: &mut ScanCounters,
+        kv: &mut KvBatch,
+        hint: usize,
+        source: &mut dyn ScanSource,
+        source_range: impl Fn(&KeyRange) -> Option<KeyRange>,
+    ) -> Result<()> {
+        while kv.len() < hint {
+            let Some(&ri) = self.order.get(self.cur) else { break };
+            let range = counters.ranges.get(ri).ok_or_else(|| Error::invalid("range index"))?;
+            if !self.started {
+                match source_range(range) {
+                    Some(r) => source.start(&r, counters.desc)?,
+                    None => source.start(range, counters.desc)?,
+                }
+                self.started = true;
+            }
+            let before = kv.len();
+            let status = source.next_batch(hint - kv.len(), kv)?;
+            if let Some(c) = counters.counts.get_mut(ri) {
+                *c += (kv.len() - before) as i64;
+            }
+            if status == ScanStatus::Done {
+                self.cur += 1;
+                self.started = false;
+            }
+        }
+        counters.drained = self.cur >= self.order.len();
+        counters.scanned_bytes += kv.byte_len() as u64;
+        let n = kv.len();
+        if n > 0 {
+            self.bytes_per_row = self.bytes_per_row.max(kv.byte_len().div_ceil(n));
+        }
+        if let Some((k, _)) = n.checked_sub(1).and_then(|l| kv.get(l)) {
+            counters.last_key = Some(k.to_vec());
         }
         Ok(())
     }
@@ -577,40 +637,11 @@ impl Executor for TableScanExecutor {
                 kv.clear();
                 kv
             }
-            // Capped: one huge row must not make every later batch reserve gigabytes.
-            _ => KvBatch::with_capacity(
-                hint,
-                hint.saturating_mul(self.bytes_per_row).min(MAX_BATCH_RESERVE),
-            ),
+            _ => self.walk.arena(hint),
         };
-        while kv.len() < hint {
-            let Some(&ri) = self.order.get(self.cur) else { break };
-            let range =
-                self.counters.ranges.get(ri).ok_or_else(|| Error::invalid("range index"))?;
-            if !self.started {
-                env.source.start(range, self.counters.desc)?;
-                self.started = true;
-            }
-            let before = kv.len();
-            let status = env.source.next_batch(hint - kv.len(), &mut kv)?;
-            if let Some(c) = self.counters.counts.get_mut(ri) {
-                *c += (kv.len() - before) as i64;
-            }
-            if status == ScanStatus::Done {
-                self.cur += 1;
-                self.started = false;
-            }
-        }
-        let drained = self.cur >= self.order.len();
-        self.counters.drained = drained;
-        self.counters.scanned_bytes += kv.byte_len() as u64;
+        self.walk.fill(&mut self.counters, &mut kv, hint, env.source, |_| None)?;
+        let drained = self.counters.drained;
         let n = kv.len();
-        if n > 0 {
-            self.bytes_per_row = self.bytes_per_row.max(kv.byte_len().div_ceil(n));
-        }
-        if let Some((k, _)) = n.checked_sub(1).and_then(|l| kv.get(l)) {
-            self.counters.last_key = Some(k.to_vec());
-        }
         // Keys are decoded when a handle column is read; the first key is checked here so a
         // range over something other than records of this table fails early.
         if let Some((k, _)) = kv.get(0) {

@@ -25,17 +25,14 @@ use decode::{Cell, Eager, HandleKind, Layout, RawCol, restore_kind};
 use crate::batch::{Batch, LazyCol};
 use crate::ctx::EvalConfig;
 use crate::error::{Error, Feature, Result};
-use crate::exec::table_scan::{EXTRA_PARTITION_ID, EXTRA_PHYSICAL_TABLE_ID, ScanCol};
+use crate::exec::table_scan::{EXTRA_PARTITION_ID, EXTRA_PHYSICAL_TABLE_ID, RangeWalk, ScanCol};
 use crate::exec::{BatchResult, ExecEnv, ExecStats, Executor, RawRows, ScanCounters};
-use crate::scan::{KeyRange, KvBatch, ScanStatus};
+use crate::scan::{KeyRange, KvBatch};
 use crate::types::{EvalType, FieldType};
 
 /// TiDB's `_tidb_commit_ts` column, which needs the MVCC commit ts the scan source does not
 /// give.
 const EXTRA_COMMIT_TS: i64 = -5;
-
-/// Most bytes a fresh scan batch reserves up front (as the table scan).
-const MAX_BATCH_RESERVE: usize = 8 << 20;
 
 /// The IndexScan executor.
 #[derive(Debug)]
@@ -43,15 +40,11 @@ pub struct IndexScanExecutor {
     schema: Vec<FieldType>,
     layout: Arc<Layout>,
     counters: ScanCounters,
-    /// Index (in request order) of the range being scanned, in scan order.
-    order: Vec<usize>,
-    cur: usize,
-    started: bool,
+    walk: RangeWalk,
     /// Point ranges are point gets.
     unique: bool,
     /// The index value version, from the first value read.
     version: Option<u8>,
-    bytes_per_row: usize,
     /// The last batch's pairs and cells, reused when no batch refers to them any more.
     spare: Option<(Arc<KvBatch>, Arc<Vec<Cell>>)>,
     stats: ExecStats,
@@ -115,7 +108,6 @@ impl IndexScanExecutor {
         }
         let desc = is.desc == Some(true);
         let n = ranges.len();
-        let order: Vec<usize> = if desc { (0..n).rev().collect() } else { (0..n).collect() };
         Ok(IndexScanExecutor {
             schema: fts,
             layout: Arc::new(Layout { raw, n_index, handle, pid, ptid, tz: cfg.tz.clone() }),
@@ -127,12 +119,9 @@ impl IndexScanExecutor {
                 desc,
                 scanned_bytes: 0,
             },
-            order,
-            cur: 0,
-            started: false,
+            walk: RangeWalk::new(n, desc),
             unique: is.unique == Some(true),
             version: None,
-            bytes_per_row: 64,
             spare: None,
             stats: ExecStats::default(),
         })
@@ -140,13 +129,14 @@ impl IndexScanExecutor {
 
     /// What the source scans for request range `r`: a point range of a unique scan is its
     /// start key alone.
-    fn source_range(&self, r: &KeyRange) -> KeyRange {
-        if self.unique && key::is_point(&r.start, &r.end) {
+    /// The range the source scans for `r`: a `unique` point range is a point get of its key.
+    fn point_get(unique: bool, r: &KeyRange) -> Option<KeyRange> {
+        if unique && key::is_point(&r.start, &r.end) {
             let mut end = r.start.clone();
             end.push(0);
-            KeyRange { start: r.start.clone(), end }
+            Some(KeyRange { start: r.start.clone(), end })
         } else {
-            r.clone()
+            None
         }
     }
 }
@@ -168,42 +158,15 @@ impl Executor for IndexScanExecutor {
                 kv.clear();
                 kv
             }
-            None => KvBatch::with_capacity(
-                hint,
-                hint.saturating_mul(self.bytes_per_row).min(MAX_BATCH_RESERVE),
-            ),
+            None => self.walk.arena(hint),
         };
         let mut cells = cells.unwrap_or_default();
         cells.clear();
-        while kv.len() < hint {
-            let Some(&ri) = self.order.get(self.cur) else { break };
-            let range =
-                self.counters.ranges.get(ri).ok_or_else(|| Error::invalid("range index"))?;
-            if !self.started {
-                let src = self.source_range(range);
-                env.source.start(&src, self.counters.desc)?;
-                self.started = true;
-            }
-            let before = kv.len();
-            let status = env.source.next_batch(hint - kv.len(), &mut kv)?;
-            if let Some(c) = self.counters.counts.get_mut(ri) {
-                *c += (kv.len() - before) as i64;
-            }
-            if status == ScanStatus::Done {
-                self.cur += 1;
-                self.started = false;
-            }
-        }
-        let drained = self.cur >= self.order.len();
-        self.counters.drained = drained;
-        self.counters.scanned_bytes += kv.byte_len() as u64;
+        let unique = self.unique;
+        self.walk
+            .fill(&mut self.counters, &mut kv, hint, env.source, |r| Self::point_get(unique, r))?;
+        let drained = self.counters.drained;
         let n = kv.len();
-        if n > 0 {
-            self.bytes_per_row = self.bytes_per_row.max(kv.byte_len().div_ceil(n));
-        }
-        if let Some((k, _)) = n.checked_sub(1).and_then(|l| kv.get(l)) {
-            self.counters.last_key = Some(k.to_vec());
-        }
         let layout = Arc::clone(&self.layout);
         cells.reserve(n * layout.raw.len());
         let mut eager = Eager::new(n);
