@@ -14,7 +14,7 @@ use std::time::Instant;
 use crate::batch::Batch;
 use crate::column::{Scalar, VecCol};
 use crate::error::Result;
-use crate::exec::top_n::{cmp_scalar, same_key};
+use crate::exec::top_n::{cmp_sort_keys, same_key};
 use crate::exec::{BATCH_MAX_SIZE, BatchResult, ExecEnv, ExecStats, Executor, ScanCounters};
 use crate::expr::{Node, eval};
 use crate::types::FieldType;
@@ -93,17 +93,7 @@ impl PartitionTopNExecutor {
     }
 
     fn cmp(&self, a: &Entry, b: &Entry) -> Ordering {
-        for (i, (_, desc, ft)) in self.order_by.iter().enumerate() {
-            let o = match (a.keys.get(i), b.keys.get(i)) {
-                (Some(x), Some(y)) => cmp_scalar(x, y, ft),
-                _ => Ordering::Equal,
-            };
-            let o = if *desc { o.reverse() } else { o };
-            if o != Ordering::Equal {
-                return o;
-            }
-        }
-        a.seq.cmp(&b.seq)
+        cmp_sort_keys(&a.keys, &b.keys, &self.order_by).then_with(|| a.seq.cmp(&b.seq))
     }
 
     fn shrink(&mut self) {

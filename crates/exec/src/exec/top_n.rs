@@ -52,11 +52,32 @@ struct Entry {
     row: Vec<Scalar>,
 }
 
+/// Compares two rows' sort keys in `order_by`'s order (each key descending or not, under
+/// its type); rows whose keys all tie are Equal.
+pub(crate) fn cmp_sort_keys(
+    a: &[Scalar],
+    b: &[Scalar],
+    order_by: &[(Node, bool, FieldType)],
+) -> Ordering {
+    for (i, (_, desc, ft)) in order_by.iter().enumerate() {
+        let o = match (a.get(i), b.get(i)) {
+            (Some(x), Some(y)) => cmp_scalar(x, y, ft),
+            _ => Ordering::Equal,
+        };
+        let o = if *desc { o.reverse() } else { o };
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    Ordering::Equal
+}
+
 /// The TopN executor.
 #[derive(Debug)]
 pub struct TopNExecutor {
     child: Box<dyn Executor>,
-    order_by: Vec<(Node, bool)>,
+    /// (expression, descending, the type its keys compare under).
+    order_by: Vec<(Node, bool, FieldType)>,
     refs: Vec<usize>,
     limit: usize,
     heap: Vec<Entry>,
@@ -75,7 +96,13 @@ impl TopNExecutor {
         order_by.iter().for_each(|(e, _)| e.column_refs(&mut refs));
         TopNExecutor {
             child,
-            order_by,
+            order_by: order_by
+                .into_iter()
+                .map(|(e, d)| {
+                    let ft = e.ft_for_output();
+                    (e, d, ft)
+                })
+                .collect(),
             refs,
             limit: usize::try_from(limit).unwrap_or(usize::MAX),
             heap: Vec::new(),
@@ -96,18 +123,7 @@ impl TopNExecutor {
     }
 
     fn cmp(&self, a: &Entry, b: &Entry) -> Ordering {
-        for (i, (node, desc)) in self.order_by.iter().enumerate() {
-            let (x, y) = (a.keys.get(i), b.keys.get(i));
-            let o = match (x, y) {
-                (Some(x), Some(y)) => cmp_scalar(x, y, &node.ft_for_output()),
-                _ => Ordering::Equal,
-            };
-            let o = if *desc { o.reverse() } else { o };
-            if o != Ordering::Equal {
-                return o;
-            }
-        }
-        a.seq.cmp(&b.seq)
+        cmp_sort_keys(&a.keys, &b.keys, &self.order_by).then_with(|| a.seq.cmp(&b.seq))
     }
 
     fn shrink(&mut self) {
@@ -123,7 +139,7 @@ impl TopNExecutor {
             let mut r = self.child.next_batch(BATCH_MAX_SIZE, env)?;
             r.batch.ensure(&self.refs, env.ctx)?;
             let mut keys = Vec::with_capacity(self.order_by.len());
-            for (e, _) in &self.order_by {
+            for (e, _, _) in &self.order_by {
                 keys.push(eval(e, &r.batch, env.ctx)?.into_col(e.et, r.batch.len()));
             }
             r.batch.ensure_all(env.ctx)?;
