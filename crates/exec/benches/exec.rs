@@ -10,33 +10,16 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use rcop_datum::chunk::mysql_type as mt;
 use rcop_datum::key;
 use rcop_datum::row::RowEncoder;
-use rcop_exec::{
-    Batch, Engine, EvalConfig, EvalContext, ExecEnv, Executor, FieldType, KeyRange, MemStore,
-    TableScanExecutor,
-};
+use rcop_exec::{Engine, EvalConfig, EvalContext, FieldType, KeyRange, MemStore};
 use support::dag::*;
-use support::tpch::{self, KEYSPACE, LINEITEM_ID};
-
-fn one_batch(store: &MemStore, cols: &[(i64, rcop_proto::tipb::FieldType)]) -> Batch {
-    let infos = cols.iter().map(|(id, f)| column_info(*id, f, false)).collect();
-    let ts = scan(LINEITEM_ID, infos, false).tbl_scan.expect("scan");
-    let r = table_range(LINEITEM_ID, Some(KEYSPACE));
-    let cfg = EvalConfig::default();
-    let mut ex =
-        TableScanExecutor::new(&ts, vec![KeyRange::new(r.start.to_vec(), r.end.to_vec())], &cfg)
-            .expect("scan");
-    let mut ctx = EvalContext::new(cfg);
-    let mut sc = store.scanner();
-    let mut env = ExecEnv { ctx: &mut ctx, source: &mut sc };
-    ex.next_batch(1024, &mut env).expect("batch").batch
-}
+use support::tpch;
 
 fn bench(c: &mut Criterion) {
     let (store, _) = tpch::lineitem(0.002);
     let dec = ft_dec(15, 2);
     let date = tipb_date();
     let cols = [(5, dec.clone()), (6, dec.clone()), (7, dec.clone()), (11, date.clone())];
-    let raw = one_batch(&store, &cols);
+    let raw = tpch::lineitem_batch(&store, &cols);
     let n = raw.len() as u64;
     let schema: Vec<FieldType> = cols.iter().map(|(_, f)| FieldType::from_proto(Some(f))).collect();
     let ctx0 = EvalContext::default();

@@ -4,7 +4,9 @@
 use rcop_datum::chunk::mysql_type as mt;
 use rcop_datum::row::RowEncoder;
 use rcop_datum::{Decimal, Time, TimeType, key};
-use rcop_exec::MemStore;
+use rcop_exec::{
+    Batch, EvalConfig, EvalContext, ExecEnv, Executor, KeyRange, MemStore, TableScanExecutor,
+};
 use rcop_proto::tipb;
 
 use super::dag::*;
@@ -214,4 +216,21 @@ pub fn q1_expected(lines: &[Line]) -> std::collections::BTreeMap<(u8, u8), [i128
         e[5] += d;
     }
     m
+}
+
+/// The first batch (up to 1024 rows) of a TableScan of `cols` (column id, type) over the
+/// lineitem table of `store`.
+#[allow(clippy::expect_used, reason = "bench and test setup over generated data")]
+pub fn lineitem_batch(store: &MemStore, cols: &[(i64, tipb::FieldType)]) -> Batch {
+    let infos = cols.iter().map(|(id, f)| column_info(*id, f, false)).collect();
+    let ts = scan(LINEITEM_ID, infos, false).tbl_scan.expect("scan");
+    let r = table_range(LINEITEM_ID, Some(KEYSPACE));
+    let cfg = EvalConfig::default();
+    let mut ex =
+        TableScanExecutor::new(&ts, vec![KeyRange::new(r.start.to_vec(), r.end.to_vec())], &cfg)
+            .expect("scan");
+    let mut ctx = EvalContext::new(cfg);
+    let mut sc = store.scanner();
+    let mut env = ExecEnv { ctx: &mut ctx, source: &mut sc };
+    ex.next_batch(1024, &mut env).expect("batch").batch
 }
