@@ -12,6 +12,7 @@ use rcop_datum::{Duration, Time, TimeType};
 
 use super::format::{Tok, scan};
 use super::parts::MODE_NO_ZERO_DATE;
+use super::parts::{DAY_NAMES as DAYS, MONTH_NAMES as MONTHS};
 use super::{null_invalid, ret_fsp};
 use crate::column::{Arg, BytesT, DurT, TimeT, VecCol};
 use crate::ctx::EvalContext;
@@ -29,23 +30,6 @@ pub(super) fn register(r: &mut Registry) {
 
 /// SQL mode bit: NO_ZERO_IN_DATE.
 const MODE_NO_ZERO_IN_DATE: u64 = 1 << 23;
-
-const MONTHS: [&str; 12] = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-];
-const DAYS: [&str; 7] =
-    ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
 
 /// The fields read from a value.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
