@@ -437,10 +437,10 @@ fn mul_table() {
         ("123", "0.01", ok("1.23")),
         ("123", "0", ok("0")),
         (&a, &a, of(&"9".repeat(81))),
-        // frac1 + frac2 = 36 > 30: rounded half up to 30 digits.
-        ("0.000000000000000001", "0.000000000000000005", tr("0.000000000000000000000000000000")),
-        ("0.000000000000001", "0.000000000000000500000", tr("0.000000000000000000000000000001")),
-        ("0.000000000000001", "0.000000000000000400000", tr("0.000000000000000000000000000000")),
+        // frac1 + frac2 > 31: truncated to 31 digits (TiKV's NOT_FIXED_DEC), outcome Ok.
+        ("0.000000000000000001", "0.000000000000000005", ok("0.0000000000000000000000000000000")),
+        ("0.000000000000001", "0.000000000000000500000", ok("0.0000000000000000000000000000005")),
+        ("0.000000000000001", "0.000000000000000460000", ok("0.0000000000000000000000000000004")),
         ("-1.5", "2.5", ok("-3.75")),
     ];
     for (l, r, exp) in cases {
@@ -657,7 +657,14 @@ fn write_str_matches_display() {
 fn malformed_binary() {
     for (p, f) in [(0, 0), (66, 0), (40, 31), (3, 4)] {
         assert!(matches!(Decimal::bin_size(p, f), Err(Error::Invalid { .. })), "({p},{f})");
-        assert!(matches!(decode(&[p, f, 0x80, 0, 0, 0, 0, 0]), Err(Error::Invalid { .. })));
+        let body = decode(&[p, f, 0x80, 0, 0, 0, 0, 0]);
+        if p == 66 || f == 31 {
+            // A computed value's own precision may pass 65 (TiKV writes such response
+            // datums): the header is read, and this body is too short.
+            assert!(body.is_err());
+        } else {
+            assert!(matches!(body, Err(Error::Invalid { .. })), "({p},{f})");
+        }
         assert!(dec("1").write_bin(p, f, &mut Vec::new()).is_err());
     }
     // A full word ≥ 10^9: 9 digits at (9,0) → 4 bytes 0x3B9ACA00 = 10^9.

@@ -18,6 +18,22 @@ impl Decimal {
     /// (or smallest) value of `DECIMAL(prec, frac)` and returns `Overflow`.
     pub fn write_bin(&self, prec: u8, frac: u8, out: &mut Vec<u8>) -> Result<Res<()>> {
         let size = Decimal::bin_size(prec, frac)?;
+        Ok(self.write_bin_sized(prec, frac, size, out))
+    }
+
+    /// Appends `[prec][frac][body]` with the value's own [`prec_and_frac`](Self::prec_and_frac),
+    /// which for a computed value may pass 65 digits (up to 81): TiKV writes the decimals of a
+    /// TypeDefault response so, where [`write_bin`](Self::write_bin) refuses a column type
+    /// over 65 digits.
+    pub fn write_bin_own(&self, out: &mut Vec<u8>) {
+        let (prec, frac) = self.prec_and_frac();
+        let size = bin_part_size(usize::from(prec - frac)) + bin_part_size(usize::from(frac));
+        let _ = self.write_bin_sized(prec, frac, size, out);
+    }
+
+    /// [`write_bin`](Self::write_bin) once `prec` and `frac` are known to be consistent
+    /// (`frac ≤ 30`, `frac ≤ prec ≤ 81`) and `size` is the body's size.
+    fn write_bin_sized(&self, prec: u8, frac: u8, size: usize, out: &mut Vec<u8>) -> Res<()> {
         let mut res = Res::Ok(());
         let mut d = *self;
         if d.frac_cnt > frac {
@@ -63,18 +79,20 @@ impl Decimal {
         if let Some(b) = out.get_mut(start) {
             *b ^= 0x80;
         }
-        Ok(res)
+        res
     }
 
     /// Reads `[prec][frac][body]` written by [`write_bin`](Self::write_bin) (or TiDB/TiKV),
     /// returning the value and its declared precision and fraction.
     ///
-    /// Rejects a bad precision or fraction, a truncated body, and words that are not decimal
-    /// digits (a full word ≥ 10⁹, a partial word ≥ 10^digits).
+    /// Rejects a bad precision or fraction (a precision past 65, as
+    /// [`write_bin_own`](Self::write_bin_own) writes a computed value, only while its digits
+    /// fit the buffer), a truncated body, and words that are not decimal digits (a full word
+    /// ≥ 10⁹, a partial word ≥ 10^digits).
     pub fn decode_bin(r: &mut Reader<'_>) -> Result<(Decimal, u8, u8)> {
         let prec = r.read_u8("decimal precision")?;
         let frac = r.read_u8("decimal fraction")?;
-        let size = Decimal::bin_size(prec, frac)?;
+        let size = own_bin_size(prec, frac)?;
         let body = r.read_bytes(size, "decimal body")?;
         let first = body.first().copied().unwrap_or(0x80);
         let mask: u8 = if first & 0x80 == 0 { 0xFF } else { 0 };
@@ -437,6 +455,20 @@ impl BinI128Decoder {
     }
 }
 
+/// The body size of `[prec][frac]` as [`Decimal::write_bin_own`] may write it: a precision past
+/// 65 and a 31st fraction digit are accepted while the digits fit the nine-word buffer.
+fn own_bin_size(prec: u8, frac: u8) -> Result<usize> {
+    // A product keeps up to 31 fraction digits (TiKV's NOT_FIXED_DEC).
+    if (prec > MAX_PRECISION || frac > MAX_FRACTION) && frac <= MAX_FRACTION + 1 && frac <= prec {
+        let (int_digits, frac) = (usize::from(prec - frac), usize::from(frac));
+        if words_for(int_digits) + words_for(frac) <= WORD_BUF_LEN {
+            return Ok(bin_part_size(int_digits) + bin_part_size(frac));
+        }
+        return Err(Error::Invalid { what: WHAT, reason: "more digits than a decimal holds" });
+    }
+    Decimal::bin_size(prec, frac)
+}
+
 fn check_prec_frac(prec: u8, frac: u8) -> Result<()> {
     let reason = if prec == 0 {
         "precision 0"
@@ -450,4 +482,26 @@ fn check_prec_frac(prec: u8, frac: u8) -> Result<()> {
         return Ok(());
     };
     Err(Error::Invalid { what: WHAT, reason })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_precision_past_65_round_trips() {
+        let d: Decimal = "766507373740683764182618847769239999923349262625931623581738115223.076"
+            .parse()
+            .unwrap();
+        assert_eq!(d.prec_and_frac(), (69, 3));
+        let mut out = Vec::new();
+        d.write_bin_own(&mut out);
+        assert_eq!(out.get(..2), Some(&[69u8, 3][..]));
+        let (back, prec, frac) = Decimal::decode_bin(&mut Reader::new(&out)).unwrap();
+        assert_eq!((back, prec, frac), (d, 69, 3));
+        // A column type still stops at 65.
+        assert!(d.write_bin(69, 3, &mut Vec::new()).is_err());
+        // More digits than nine words hold is refused.
+        assert!(Decimal::decode_bin(&mut Reader::new(&[81, 30, 0, 0])).is_err());
+    }
 }

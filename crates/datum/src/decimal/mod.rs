@@ -37,6 +37,7 @@ use crate::error::{Error, Result, parse_error};
 
 mod big;
 mod bin;
+mod mul;
 mod parse;
 
 use big::Big;
@@ -427,21 +428,6 @@ impl Decimal {
     /// `self - rhs`, with `max(frac1, frac2)` fraction digits.
     pub fn sub(&self, rhs: &Decimal) -> Res<Decimal> {
         add_signed(self, rhs, true)
-    }
-
-    /// `self * rhs`, with `min(frac1 + frac2, 30)` fraction digits (rounded half up,
-    /// `Truncated` when a non-zero digit was dropped).
-    pub fn mul(&self, rhs: &Decimal) -> Res<Decimal> {
-        let frac = usize::from(self.frac_cnt) + usize::from(rhs.frac_cnt);
-        let fw = self.frac_words() + rhs.frac_words();
-        let negative = self.negative != rhs.negative;
-        let mut big = Big::mul(&Big::from_dec(self), &Big::from_dec(rhs));
-        if frac > usize::from(MAX_FRACTION) {
-            let (fw, dropped) = big.rescale(9 * fw, i32::from(MAX_FRACTION), RoundMode::HalfUp);
-            let r = big.into_dec(fw, MAX_FRACTION, negative);
-            return if dropped { r.worst(&Res::Truncated(())) } else { r };
-        }
-        big.into_dec(fw, frac as u8, negative)
     }
 
     /// `self / rhs` rounded half up to `min(frac1 + frac_incr, 30)` fraction digits (MySQL's
