@@ -82,9 +82,9 @@ pub fn encode_datum(
         }
         ColData::Decimal(_) | ColData::Fixed(_) => {
             let d = decimal_at(&c.data, r);
-            let (prec, frac) = d.prec_and_frac();
+            // The value's own precision, past 65 digits for a product as TiKV writes it.
             out.push(flag::DECIMAL);
-            d.write_bin(prec, frac, out)?;
+            d.write_bin_own(out);
         }
         ColData::Bytes(v) => {
             out.push(flag::COMPACT_BYTES);

@@ -358,3 +358,28 @@ fn sum_int_is_a_bigint_that_overflows_with_an_error() {
         assert!(matches!(check_dag(&d), Err(Error::Unsupported { .. })), "{arg:?}");
     }
 }
+
+/// TiKV's aggregate parsers never read `aggFuncMode`: every mode, and a number outside the
+/// enum, gives the partial layout Complete and Partial1 give (AVG as count and sum).
+#[test]
+fn every_aggregate_mode_runs_as_tikv_ignores_it() {
+    let rows = vec![vec![Datum::Int(3)], vec![Datum::Int(4)], vec![Datum::Null]];
+    let fts = [ft(mt::LONG_LONG)];
+    let aggs = |mode: i32| {
+        let mut v = vec![
+            agg(3001, ft(mt::LONG_LONG), vec![col(0, ft(mt::LONG_LONG))]),
+            agg(3003, ft_dec(20, 4), vec![col(0, ft(mt::LONG_LONG))]),
+            agg(3005, ft(mt::LONG_LONG), vec![col(0, ft(mt::LONG_LONG))]),
+        ];
+        for a in &mut v {
+            a.agg_func_mode = Some(mode);
+        }
+        v
+    };
+    let complete = run(&fts, &rows, aggs(tipb::AggFunctionMode::CompleteMode as i32));
+    assert_eq!(complete.len(), 4, "{complete:?}");
+    assert_eq!(complete[0], Datum::Uint(2));
+    for mode in [1, 2, 3, 4, 99] {
+        assert_eq!(run(&fts, &rows, aggs(mode)), complete, "mode {mode}");
+    }
+}

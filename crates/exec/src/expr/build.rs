@@ -67,6 +67,9 @@ pub enum Meta {
     LikeDynamic(Collation, i32),
     /// A regular expression function: its flags, and its pattern when constant.
     Regexp(Box<crate::expr::regexp::RegexpMeta>),
+    /// A cast TiDB marked `in_union` (`InUnionMetadata` in `Expr.val`): the implicit cast of
+    /// a UNION branch, where a negative value cast to an unsigned type becomes 0.
+    InUnion,
 }
 
 /// The schema a node is built against: the child executor's output types.
@@ -165,7 +168,7 @@ fn build_at(
             let def = sig::check(s, &ets)?;
             let meta = match def.meta {
                 Some(m) => m(&ft, &children)?,
-                None => Meta::None,
+                None => crate::expr::cast::union_meta(s, val)?,
             };
             let func = Func { sig: s, def, children, meta };
             let et = if def.ret_by_ft { ft.eval_type()? } else { def.ret };

@@ -48,10 +48,16 @@ pub(crate) const AGGREGATES: &[AggDef] = &[
     AggDef { tp: tipb::ExprType::SumInt, arity: 1, plan: sum_int::plan },
 ];
 
-/// The aggregate modes the engine runs. TiDB pushes only these two to TiKV, whose
-/// aggregates always produce the partial layout (AVG as count and sum).
-pub const AGG_MODES: &[tipb::AggFunctionMode] =
-    &[tipb::AggFunctionMode::CompleteMode, tipb::AggFunctionMode::Partial1Mode];
+/// The aggregate modes the engine runs: all of them. TiKV's aggregate parsers never read
+/// `aggFuncMode`, so every mode (and a number outside the enum) runs as TiDB pushes
+/// Complete and Partial1: each aggregate produces its partial layout (AVG as count and sum).
+pub const AGG_MODES: &[tipb::AggFunctionMode] = &[
+    tipb::AggFunctionMode::CompleteMode,
+    tipb::AggFunctionMode::FinalMode,
+    tipb::AggFunctionMode::Partial1Mode,
+    tipb::AggFunctionMode::Partial2Mode,
+    tipb::AggFunctionMode::DedupMode,
+];
 
 /// The aggregate functions the engine computes, by their tipb expression type.
 pub fn aggregate_functions() -> impl Iterator<Item = tipb::ExprType> {
@@ -77,16 +83,7 @@ pub(crate) fn build(
             expr::build::expr_type_name(tp),
         ));
     };
-    match e.agg_func_mode.unwrap_or(0) {
-        m if AGG_MODES.iter().any(|x| *x as i32 == m) => {}
-        m => {
-            return Err(Error::unsupported(
-                Feature::AggregateMode,
-                tipb::AggFunctionMode::try_from(m)
-                    .map_or_else(|_| m.to_string(), |x| format!("{} ({m})", x.as_str_name())),
-            ));
-        }
-    }
+    // `e.agg_func_mode` is not read: TiKV ignores it (see `AGG_MODES`).
     if e.has_distinct == Some(true) {
         return Err(Error::unsupported(Feature::AggregateMode, "DISTINCT aggregates"));
     }

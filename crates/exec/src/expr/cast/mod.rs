@@ -19,7 +19,7 @@ use rcop_datum::{Decimal, Duration, Res, Time};
 use crate::column::{BytesT, DecT, DurT, IntT, RealT, TimeT, VecCol};
 use crate::ctx::EvalContext;
 use crate::error::{Error, Result};
-use crate::expr::build::NodeKind;
+use crate::expr::build::{Meta, NodeKind};
 use crate::expr::kernel::{dec_res, map1};
 use crate::expr::registry::{Args, Call, Registry};
 use crate::expr::sig::type_at;
@@ -79,10 +79,24 @@ fn cast_kernel(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
         };
         return cast(EvalType::Int, EvalType::Real, &real_ft, c.ft, &v, c.n, ctx);
     }
-    cast(from, to, &from_ft, c.ft, c.arg(0)?, c.n, ctx)
+    let in_union = matches!(c.meta(), Meta::InUnion);
+    cast_in(from, to, &from_ft, c.ft, c.arg(0)?, c.n, in_union, ctx)
 }
 
-/// Casts `v` (of `from`, typed `from_ft`) to `to` typed `to_ft`.
+/// The metadata of cast `sig` from its `Expr.val`: TiDB's `InUnionMetadata`. An empty `val`
+/// reads as not in a union (TiKV would refuse it; TiDB always sends the message). Any other
+/// signature's `val` is not read here.
+pub(crate) fn union_meta(sig: i32, val: &[u8]) -> Result<Meta> {
+    if cast_types(sig).is_none() || val.is_empty() {
+        return Ok(Meta::None);
+    }
+    let m = <rcop_proto::tipb::InUnionMetadata as prost::Message>::decode(val)
+        .map_err(|e| Error::invalid(format!("cast metadata (InUnionMetadata): {e}")))?;
+    Ok(if m.in_union { Meta::InUnion } else { Meta::None })
+}
+
+/// Casts `v` (of `from`, typed `from_ft`) to `to` typed `to_ft`, outside a UNION (the casts
+/// the engine inserts itself, as TiKV's `get_cast_fn_rpn_node`).
 pub fn cast(
     from: EvalType,
     to: EvalType,
@@ -92,17 +106,47 @@ pub fn cast(
     n: usize,
     ctx: &mut EvalContext,
 ) -> Result<VecCol> {
+    cast_in(from, to, from_ft, to_ft, v, n, false, ctx)
+}
+
+/// [`cast`], with TiDB's `in_union` flag: where TiKV reads it, a negative value becomes 0
+/// (every such place below says so).
+#[allow(clippy::too_many_arguments)]
+fn cast_in(
+    from: EvalType,
+    to: EvalType,
+    from_ft: &FieldType,
+    to_ft: &FieldType,
+    v: &Value<'_>,
+    n: usize,
+    in_union: bool,
+    ctx: &mut EvalContext,
+) -> Result<VecCol> {
     use EvalType as T;
     let fu = from_ft.is_unsigned();
     let tu = to_ft.is_unsigned();
     match (from, to) {
-        (T::Int, T::Int) => map1::<IntT, IntT>(n, v.arg()?, ctx, |x, _| Ok(Some(x))),
-        (T::Int, T::Real) => map1::<IntT, RealT>(n, v.arg()?, ctx, |x, ctx| {
-            let r = if fu { x as u64 as f64 } else { x as f64 };
-            num::fit_real(r, to_ft, ctx).map(Some)
+        // TiKV's `cast_signed_int_as_unsigned_int` clamps in a union; every other int-to-int
+        // cast keeps the bits.
+        (T::Int, T::Int) => map1::<IntT, IntT>(n, v.arg()?, ctx, |x, _| {
+            Ok(Some(if in_union && !fu && tu && x < 0 { 0 } else { x }))
         }),
+        // TiKV neither rounds nor clamps an int cast to DOUBLE: a signed value cast to an
+        // UNSIGNED double keeps its two's complement (0 in a union).
+        (T::Int, T::Real) => map1::<IntT, RealT>(n, v.arg()?, ctx, |x, _| {
+            Ok(Some(match (fu, tu) {
+                (false, false) => x as f64,
+                (false, true) if in_union && x < 0 => 0.0,
+                _ => x as u64 as f64,
+            }))
+        }),
+        // A signed value cast to an UNSIGNED decimal: its two's complement (0 in a union).
         (T::Int, T::Decimal) => map1::<IntT, DecT>(n, v.arg()?, ctx, |x, ctx| {
-            let d = if fu { Decimal::from_u64(x as u64) } else { Decimal::from_i64(x) };
+            let d = match (fu, tu) {
+                (false, false) => Decimal::from_i64(x),
+                (false, true) if in_union && x < 0 => Decimal::zero(),
+                _ => Decimal::from_u64(x as u64),
+            };
             fit_decimal(d, to_ft, ctx).map(Some)
         }),
         (T::Int, T::Bytes) => map1::<IntT, BytesT>(n, v.arg()?, ctx, |x, ctx| {
@@ -115,14 +159,26 @@ pub fn cast(
             };
             to_string::fit_string(s.into_bytes(), to_ft, ctx).map(Some)
         }),
-        (T::Real, T::Int) => {
-            map1::<RealT, IntT>(n, v.arg()?, ctx, |x, ctx| num::real_to_int(x, tu, ctx).map(Some))
-        }
+        (T::Real, T::Int) => map1::<RealT, IntT>(n, v.arg()?, ctx, |x, ctx| {
+            if in_union && tu && x < 0.0 {
+                return Ok(Some(0));
+            }
+            num::real_to_int(x, tu, ctx).map(Some)
+        }),
+        // TiKV picks its two real-to-real casts the wrong way round: the one that clamps a
+        // negative value in a union (`cast_real_as_unsigned_real`) serves the SIGNED target,
+        // and an UNSIGNED target keeps the value.
         (T::Real, T::Real) => map1::<RealT, RealT>(n, v.arg()?, ctx, |x, _| {
+            if in_union && !tu && x < 0.0 {
+                return Ok(Some(0.0));
+            }
             Ok(Some(if to_ft.tp == mt::FLOAT { f64::from(x as f32) } else { x }))
         }),
+        // TiKV's `cast_real_as_decimal` clamps a negative value in a union whatever the
+        // target's sign.
         (T::Real, T::Decimal) => map1::<RealT, DecT>(n, v.arg()?, ctx, |x, ctx| {
-            let d = dec_res(Decimal::from_f64(x)?)?;
+            let d =
+                if in_union && x < 0.0 { Decimal::zero() } else { dec_res(Decimal::from_f64(x)?)? };
             fit_decimal(d, to_ft, ctx).map(Some)
         }),
         (T::Real, T::Bytes) => map1::<RealT, BytesT>(n, v.arg()?, ctx, |x, ctx| {
@@ -134,23 +190,30 @@ pub fn cast(
             to_string::fit_string(s.into_bytes(), to_ft, ctx).map(Some)
         }),
         (T::Decimal, T::Int) => map1::<DecT, IntT>(n, v.arg()?, ctx, |x, ctx| {
+            if in_union && tu && x.is_negative() {
+                return Ok(Some(0));
+            }
             let r = dec_res(x.round(0, RoundMode::HalfUp))?;
             num::dec_to_int(&r, tu, ctx).map(Some)
         }),
-        (T::Decimal, T::Real) => map1::<DecT, RealT>(n, v.arg()?, ctx, |x, _| Ok(Some(x.as_f64()))),
-        (T::Decimal, T::Decimal) => {
-            map1::<DecT, DecT>(n, v.arg()?, ctx, |x, ctx| fit_decimal(*x, to_ft, ctx).map(Some))
-        }
+        (T::Decimal, T::Real) => map1::<DecT, RealT>(n, v.arg()?, ctx, |x, _| {
+            Ok(Some(if in_union && tu && x.is_negative() { 0.0 } else { x.as_f64() }))
+        }),
+        (T::Decimal, T::Decimal) => map1::<DecT, DecT>(n, v.arg()?, ctx, |x, ctx| {
+            let d = if in_union && tu && x.is_negative() { Decimal::zero() } else { *x };
+            fit_decimal(d, to_ft, ctx).map(Some)
+        }),
         (T::Decimal, T::Bytes) => map1::<DecT, BytesT>(n, v.arg()?, ctx, |x, ctx| {
             let mut s = Vec::new();
             x.write_str(&mut s);
             to_string::fit_string(s, to_ft, ctx).map(Some)
         }),
-        (T::Bytes, T::Int) => {
-            map1::<BytesT, IntT>(n, v.arg()?, ctx, |x, ctx| num::str_to_int(x, tu, ctx).map(Some))
-        }
+        (T::Bytes, T::Int) => map1::<BytesT, IntT>(n, v.arg()?, ctx, |x, ctx| {
+            num::str_to_int(x, tu, in_union && tu, ctx).map(Some)
+        }),
         (T::Bytes, T::Real) => map1::<BytesT, RealT>(n, v.arg()?, ctx, |x, ctx| {
             let r = num::str_to_real(x, ctx)?;
+            let r = if in_union && tu && r < 0.0 { 0.0 } else { r };
             num::fit_real(r, to_ft, ctx).map(Some)
         }),
         (T::Bytes, T::Decimal) => map1::<BytesT, DecT>(n, v.arg()?, ctx, |x, ctx| {
@@ -169,6 +232,7 @@ pub fn cast(
                     Decimal::zero()
                 }
             };
+            let d = if in_union && tu && d.is_negative() { Decimal::zero() } else { d };
             fit_decimal(d, to_ft, ctx).map(Some)
         }),
         (T::Bytes, T::Bytes) => map1::<BytesT, BytesT>(n, v.arg()?, ctx, |x, ctx| {
@@ -268,19 +332,39 @@ pub(super) fn trim_space(s: &[u8]) -> &[u8] {
     s.get(start..end).unwrap_or(&[])
 }
 
-/// Rounds a decimal to the target's fraction digits and clamps it to its precision
-/// (overflow handled by the context).
+/// TiKV's `produce_dec_with_specified_tp`: fits a decimal to the target `DECIMAL(M, D)`.
+///
+/// - More integer digits than `M − D` (before rounding) is an overflow, handled by the
+///   context, and gives the largest value of the type with the value's sign.
+/// - Otherwise the value is rounded half up to `D` digits. Dropping digits that change the
+///   value (`1.25` → `1.3`, not `1.50` → `1.5`) is warning 1265 (data truncated), or the
+///   error outside TRUNCATE_AS_WARNING; in an INSERT, UPDATE or DELETE always a warning.
+///   As in TiKV, a carry from rounding is not re-checked: `9.96` fits `DECIMAL(2, 1)` as
+///   `10.0` (MySQL gives `9.9` and an overflow).
+/// - A negative result for an UNSIGNED target is 0, with no warning.
 pub fn fit_decimal(d: Decimal, ft: &FieldType, ctx: &mut EvalContext) -> Result<Decimal> {
+    use crate::ctx::{FLAG_IN_INSERT_STMT, FLAG_IN_UPDATE_OR_DELETE_STMT};
     let (flen, frac) = (ft.flen, ft.decimal);
-    if !(1..=65).contains(&flen) || !(0..=30).contains(&frac) || frac > flen {
-        return Ok(d);
+    let mut d = d;
+    if (1..=65).contains(&flen) && (0..=30).contains(&frac) && frac <= flen {
+        if !d.is_zero() && i32::from(d.int_cnt()) > flen - frac {
+            ctx.overflow(Error::Overflow("DECIMAL"))?;
+            let max = Decimal::max_for(flen as u8, frac as u8);
+            d = if d.is_negative() { -max } else { max };
+        } else if i32::from(d.frac_cnt()) != frac {
+            let rounded = dec_res(d.round(frac as i8, RoundMode::HalfUp))?;
+            if !rounded.is_zero() && i32::from(d.frac_cnt()) > frac && rounded != d {
+                if ctx.cfg.flags & (FLAG_IN_INSERT_STMT | FLAG_IN_UPDATE_OR_DELETE_STMT) != 0 {
+                    ctx.warn(&Error::DataTruncated);
+                } else {
+                    ctx.truncated(Error::DataTruncated)?;
+                }
+            }
+            d = rounded;
+        }
     }
-    let rounded = dec_res(d.round(frac as i8, RoundMode::HalfUp))?;
-    let int_digits = i32::from(rounded.int_cnt());
-    if int_digits > flen - frac {
-        ctx.overflow(Error::Overflow("DECIMAL"))?;
-        let max = Decimal::max_for(flen as u8, frac as u8);
-        return Ok(if d.is_negative() { -max } else { max });
+    if ft.is_unsigned() && d.is_negative() {
+        return Ok(Decimal::zero());
     }
-    Ok(rounded)
+    Ok(d)
 }

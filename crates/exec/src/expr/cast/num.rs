@@ -70,10 +70,20 @@ pub(super) fn dec_to_int(d: &Decimal, unsigned: bool, ctx: &mut EvalContext) -> 
 /// after it a truncation); a positive value above the signed range wraps to its negative
 /// complement and a negative one cast to UNSIGNED wraps to its positive complement, each with
 /// warning 1105; a value past 64 bits is clamped with warning 1292.
-pub(super) fn str_to_int(s: &[u8], unsigned: bool, ctx: &mut EvalContext) -> Result<i64> {
+///
+/// With `neg_to_zero` (an UNSIGNED cast in a union), a negative string is 0 with no warning.
+pub(super) fn str_to_int(
+    s: &[u8],
+    unsigned: bool,
+    neg_to_zero: bool,
+    ctx: &mut EvalContext,
+) -> Result<i64> {
     let valid = valid_utf8_prefix(s, ctx)?;
     let t = trim_space(valid);
     let neg = t.first() == Some(&b'-');
+    if neg && neg_to_zero {
+        return Ok(0);
+    }
     let sign = usize::from(matches!(t.first(), Some(b'+' | b'-')));
     let digits = t.get(sign..).unwrap_or(&[]);
     let end = digits.iter().position(|b| !b.is_ascii_digit()).unwrap_or(digits.len());
@@ -252,31 +262,35 @@ mod tests {
         assert_eq!(float_prefix_len(long.as_bytes()), 1 << 20);
     }
 
+    fn str_to_int_t(s: &[u8], unsigned: bool, ctx: &mut EvalContext) -> Result<i64> {
+        str_to_int(s, unsigned, false, ctx)
+    }
+
     #[test]
     fn string_to_int_as_tikv() {
         let mut ctx = EvalContext::default();
-        assert_eq!(str_to_int(b" 42", false, &mut ctx).unwrap(), 42);
-        assert_eq!(str_to_int(b"-7", false, &mut ctx).unwrap(), -7);
-        assert!(str_to_int(b"12abc", false, &mut ctx).is_err());
+        assert_eq!(str_to_int_t(b" 42", false, &mut ctx).unwrap(), 42);
+        assert_eq!(str_to_int_t(b"-7", false, &mut ctx).unwrap(), -7);
+        assert!(str_to_int_t(b"12abc", false, &mut ctx).is_err());
         assert_eq!(
-            str_to_int(b"18446744073709551616", false, &mut ctx),
+            str_to_int_t(b"18446744073709551616", false, &mut ctx),
             Err(Error::Overflow("BIGINT"))
         );
         let mut c = select();
-        assert_eq!(str_to_int(b"12abc", false, &mut c).unwrap(), 12);
+        assert_eq!(str_to_int_t(b"12abc", false, &mut c).unwrap(), 12);
         assert_eq!(codes(&mut c), [1292]);
         // Wraps past the signed range, with TiKV's 1105.
-        assert_eq!(str_to_int(b"9223372036854775808", false, &mut c).unwrap(), i64::MIN);
+        assert_eq!(str_to_int_t(b"9223372036854775808", false, &mut c).unwrap(), i64::MIN);
         assert_eq!(codes(&mut c), [1105]);
-        assert_eq!(str_to_int(b"-1", true, &mut c).unwrap(), -1);
+        assert_eq!(str_to_int_t(b"-1", true, &mut c).unwrap(), -1);
         assert_eq!(codes(&mut c), [1105]);
-        assert_eq!(str_to_int(b"-0", true, &mut c).unwrap(), 0);
+        assert_eq!(str_to_int_t(b"-0", true, &mut c).unwrap(), 0);
         assert_eq!(codes(&mut c), Vec::<i32>::new());
         // Past 64 bits: clamped, 1292.
-        assert_eq!(str_to_int(b"-9223372036854775809", false, &mut c).unwrap(), i64::MIN);
-        assert_eq!(str_to_int(b"18446744073709551616", true, &mut c).unwrap(), -1);
+        assert_eq!(str_to_int_t(b"-9223372036854775809", false, &mut c).unwrap(), i64::MIN);
+        assert_eq!(str_to_int_t(b"18446744073709551616", true, &mut c).unwrap(), -1);
         assert_eq!(codes(&mut c), [1292, 1292]);
-        assert_eq!(str_to_int(b" 12 ", false, &mut c).unwrap(), 12);
+        assert_eq!(str_to_int_t(b" 12 ", false, &mut c).unwrap(), 12);
         assert_eq!(c.take_warnings().1, 0);
     }
 
