@@ -244,7 +244,8 @@ proptest! {
             let _ = crate::expr::json::query::depth(j);
             let mut s = String::new();
             let _ = crate::expr::json::extra::pretty(j, 0, &mut s);
-            prop_assert_eq!(j.to_owned().as_bytes(), &b[..]);
+            let owned = j.to_owned();
+            prop_assert_eq!(owned.as_bytes(), &b[..]);
         }
     }
 }

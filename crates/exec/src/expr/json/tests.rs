@@ -104,13 +104,13 @@ fn ranges_resolve_as_mysql() {
 #[test]
 fn results_past_max_allowed_packet_are_null_with_1301() {
     use crate::ctx::{EvalConfig, EvalContext};
-    let cfg = EvalConfig { max_allowed_packet: 16, ..Default::default() };
+    let cfg = EvalConfig { max_allowed_packet: 24, ..Default::default() };
     let mut ctx = EvalContext::new(cfg);
     let small = rcop_datum::Json::parse("[1]").unwrap();
     assert!(crate::expr::json::bounded(&mut ctx, "json_array", small).is_some());
     let big = rcop_datum::Json::parse("[1, 2, 3]").unwrap();
     assert!(crate::expr::json::bounded(&mut ctx, "json_array", big).is_none());
-    let text = crate::expr::json::bounded_bytes(&mut ctx, "json_pretty", vec![b' '; 17]);
+    let text = crate::expr::json::bounded_bytes(&mut ctx, "json_pretty", vec![b' '; 25]);
     assert!(text.is_none());
     let (warnings, count) = ctx.take_warnings();
     assert_eq!(count, 2);
