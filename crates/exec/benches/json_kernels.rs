@@ -11,7 +11,9 @@ mod support;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use rcop_datum::Json;
 use rcop_datum::chunk::mysql_type as mt;
-use rcop_exec::{Batch, BytesT, Elem, EvalConfig, EvalContext, EvalType, FieldType, Scalar, VecCol};
+use rcop_exec::{
+    Batch, BytesT, Elem, EvalConfig, EvalContext, EvalType, FieldType, Scalar, VecCol,
+};
 use rcop_proto::tipb::ScalarFuncSig as S;
 use support::dag::*;
 

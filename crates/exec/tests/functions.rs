@@ -123,7 +123,9 @@ fn field_type(spec: &str) -> tipb::FieldType {
             None if opt == "not_null" => ft.flag = Some(ft.flag.unwrap_or(0) | 1),
             Some(("collate", id)) => ft.collate = Some(id.parse().unwrap()),
             // Extra `FieldType.flag` bits (TiDB's `ParseToJSONFlag`, `IsBooleanFlag`).
-            Some(("flag", bits)) => ft.flag = Some(ft.flag.unwrap_or(0) | bits.parse::<u32>().unwrap()),
+            Some(("flag", bits)) => {
+                ft.flag = Some(ft.flag.unwrap_or(0) | bits.parse::<u32>().unwrap())
+            }
             _ => panic!("unknown type option {opt}"),
         }
     }

@@ -7,7 +7,6 @@ mod num;
 mod to_string;
 mod to_time;
 
-
 pub use to_string::real_to_string;
 
 /// A string read as a double the way TiKV's `as_mysql_bool` and string-to-real cast read it

@@ -27,7 +27,6 @@ pub mod modify;
 pub mod path;
 pub mod query;
 
-
 impl OutElem for JsonT {
     const ET: EvalType = EvalType::Json;
     type O = Json;
@@ -88,7 +87,11 @@ pub(crate) fn bounded(ctx: &mut EvalContext, func: &'static str, j: Json) -> Opt
 }
 
 /// [`bounded`] for a string result.
-pub(crate) fn bounded_bytes(ctx: &mut EvalContext, func: &'static str, b: Vec<u8>) -> Option<Vec<u8>> {
+pub(crate) fn bounded_bytes(
+    ctx: &mut EvalContext,
+    func: &'static str,
+    b: Vec<u8>,
+) -> Option<Vec<u8>> {
     let limit = ctx.cfg.max_allowed_packet;
     if b.len() as u64 <= limit {
         return Some(b);

@@ -68,8 +68,9 @@ fn doc() -> impl Strategy<Value = Json> {
             let t = Time::parse(&format!("2020-01-01 00:00:{:02}", n % 60), TimeType::DateTime, 6);
             t.map_or_else(|_| Json::null(), Json::from_time)
         }),
-        (-5_000_000_000i64..5_000_000_000)
-            .prop_map(|n| Duration::from_nanos(n, 3).map_or_else(|_| Json::null(), Json::from_duration)),
+        (-5_000_000_000i64..5_000_000_000).prop_map(
+            |n| Duration::from_nanos(n, 3).map_or_else(|_| Json::null(), Json::from_duration)
+        ),
     ];
     leaf.prop_recursive(3, 16, 4, |inner| {
         prop_oneof![
@@ -109,8 +110,22 @@ fn json_value() -> impl Strategy<Value = Json> {
 /// Strings: paths (good and bad), modes, patterns, JSON text and arbitrary bytes.
 fn text() -> impl Strategy<Value = Vec<u8>> {
     let path_parts = prop::sample::select(vec![
-        "$", ".a", ".b", "[0]", "[1]", "[last]", "[last-1]", "[*]", ".*", "**", "[0 to 1]",
-        "[last-2 to last]", "[1 to 0]", " ", ".\"a b\"", "[",
+        "$",
+        ".a",
+        ".b",
+        "[0]",
+        "[1]",
+        "[last]",
+        "[last-1]",
+        "[*]",
+        ".*",
+        "**",
+        "[0 to 1]",
+        "[last-2 to last]",
+        "[1 to 0]",
+        " ",
+        ".\"a b\"",
+        "[",
     ]);
     prop_oneof![
         proptest::collection::vec(path_parts, 1..5).prop_map(|v| v.concat().into_bytes()),
@@ -125,9 +140,9 @@ fn scalar(et: EvalType) -> BoxedStrategy<Scalar> {
     let v = match et {
         EvalType::Int => prop_oneof![-3i64..3, any::<i64>()].prop_map(Scalar::Int).boxed(),
         EvalType::Real => prop_oneof![-3.0f64..3.0, Just(1e300)].prop_map(Scalar::Real).boxed(),
-        EvalType::Decimal => (-10_000i64..10_000)
-            .prop_map(|v| Scalar::Decimal(Decimal::from_i64(v)))
-            .boxed(),
+        EvalType::Decimal => {
+            (-10_000i64..10_000).prop_map(|v| Scalar::Decimal(Decimal::from_i64(v))).boxed()
+        }
         EvalType::DateTime => (0u32..86_400)
             .prop_map(|s| {
                 let text = format!("2021-03-04 {:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60);
