@@ -16,6 +16,7 @@ use rcop_datum::{Decimal, Duration, Json, JsonRef, JsonType, Res, Time, TimeType
 use crate::column::{BytesT, DecT, DurT, IntT, JsonT, RealT, TimeT, VecCol};
 use crate::ctx::EvalContext;
 use crate::error::{Error, Result};
+use crate::expr::json::bounded_bytes;
 use crate::expr::kernel::{OutElem, dec_res, map1};
 use crate::expr::registry::{Args, Call, Registry};
 use crate::types::{EvalType, FieldType};
@@ -149,7 +150,11 @@ fn json_as_json(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
 /// TiKV `cast_json_as_bytes`: MySQL's text form, fitted to the target length.
 fn json_as_string(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
     map1::<JsonT, BytesT>(c.n, c.typed(0)?, ctx, |j, ctx| {
-        to_string::fit_string(j.to_text()?.into_bytes(), c.ft, ctx).map(Some)
+        // The text can be longer than the binary value (escapes): bounded as MySQL bounds it.
+        let Some(text) = bounded_bytes(ctx, "cast_as_char", j.to_text()?.into_bytes()) else {
+            return Ok(None);
+        };
+        to_string::fit_string(text, c.ft, ctx).map(Some)
     })
 }
 
