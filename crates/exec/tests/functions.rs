@@ -113,7 +113,7 @@ fn load_expected(path: &Path) -> HashMap<(usize, usize), Expected> {
     out
 }
 
-/// A column type with its options (`unsigned`, `collate=ID`).
+/// A column type with its options (`unsigned`, `not_null`, `collate=ID`, `flag=BITS`).
 fn field_type(spec: &str) -> tipb::FieldType {
     let mut parts = spec.split_whitespace();
     let mut ft = corpus::parse_type(parts.next().unwrap());
@@ -122,6 +122,10 @@ fn field_type(spec: &str) -> tipb::FieldType {
             None if opt == "unsigned" => ft.flag = Some(ft.flag.unwrap_or(0) | 32),
             None if opt == "not_null" => ft.flag = Some(ft.flag.unwrap_or(0) | 1),
             Some(("collate", id)) => ft.collate = Some(id.parse().unwrap()),
+            // Extra `FieldType.flag` bits (TiDB's `ParseToJSONFlag`, `IsBooleanFlag`).
+            Some(("flag", bits)) => {
+                ft.flag = Some(ft.flag.unwrap_or(0) | bits.parse::<u32>().unwrap())
+            }
             _ => panic!("unknown type option {opt}"),
         }
     }

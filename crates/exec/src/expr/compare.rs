@@ -40,6 +40,8 @@ pub(super) fn register(r: &mut Registry) {
             }
         }
     }
+    // InJson: equality by JSON comparison (TiKV `compare_in_by_compare_json`).
+    r.add(4007, Args::Variadic(EvalType::Json), EvalType::Int, in_kernel);
 }
 
 /// The collation a string comparison uses: the call's own (as TiKV).
@@ -186,6 +188,10 @@ fn scalar_eq(a: &Scalar, b: &Scalar, coll: Collation) -> bool {
     match (a, b) {
         (Scalar::Bytes(x), Scalar::Bytes(y)) => coll.compare(x, y) == Ordering::Equal,
         (Scalar::Real(x), Scalar::Real(y)) => cmp_real(*x, *y) == Ordering::Equal,
+        // Two JSON values MySQL cannot order (a NaN) are not equal.
+        (Scalar::Json(x), Scalar::Json(y)) => {
+            x.as_ref().compare(&y.as_ref()).is_ok_and(|o| o == Ordering::Equal)
+        }
         _ => a == b,
     }
 }

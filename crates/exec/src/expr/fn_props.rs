@@ -25,7 +25,9 @@ fn sigs() -> Vec<i32> {
 /// Every argument list of `args` made of ints, reals and bytes only.
 fn arg_lists(args: &Args) -> Vec<Vec<EvalType>> {
     let lists = match *args {
-        Args::Fixed { .. } | Args::CaseWhen(_) | Args::Pairs(..) => vec![args.example()],
+        Args::Fixed { .. } | Args::CaseWhen(_) | Args::Pairs(..) | Args::Any(_) => {
+            vec![args.example()]
+        }
         Args::Variadic(t) => vec![vec![t; 1], vec![t; 3]],
         Args::Headed(h, t) => vec![vec![h, t], vec![h, t, t, t]],
         Args::Prefix { types, min, len } => {

@@ -18,6 +18,7 @@ pub(super) fn register(r: &mut Registry) {
     r.add(4554, Args::same(Decimal, 1), Decimal, any_value);
     r.add(4555, Args::same(Duration, 1), Duration, any_value);
     r.add(4556, Args::same(I, 1), I, any_value);
+    r.add(4557, Args::same(EvalType::Json, 1), EvalType::Json, any_value);
     r.add(4558, Args::same(Real, 1), Real, any_value);
     r.add(4559, Args::same(B, 1), B, any_value);
     r.add(4560, Args::same(DateTime, 1), DateTime, any_value);

@@ -93,6 +93,8 @@ pub enum Args {
     /// An optional head argument, then `(key, value)` pairs: at least one after a head, any
     /// number without (`JSON_SET(doc, path, value, …)`, `JSON_OBJECT(key, value, …)`).
     Pairs(Option<EvalType>, EvalType, EvalType),
+    /// This many arguments of any types (`JSON_VALID` of a number or time).
+    Any(u8),
 }
 
 impl Args {
@@ -131,6 +133,7 @@ impl Args {
             }
             Args::Headed(h, t) => vec![h, t],
             Args::Pairs(h, k, v) => h.into_iter().chain([k, v]).collect(),
+            Args::Any(n) => vec![EvalType::Int; usize::from(n)],
         }
     }
 
@@ -149,6 +152,7 @@ impl Args {
                 let j = if h.is_some() { i.checked_sub(1)? } else { i };
                 Some(if j.is_multiple_of(2) { k } else { v })
             }
+            Args::Any(_) => None,
         }
     }
 
@@ -183,6 +187,7 @@ impl Args {
                 rest.len().is_multiple_of(2)
                     && rest.chunks(2).all(|p| p.first() == Some(&k) && p.get(1) == Some(&v))
             }
+            Args::Any(n) => args.len() == usize::from(n),
         }
     }
 }

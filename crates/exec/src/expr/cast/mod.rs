@@ -1,6 +1,8 @@
 //! CAST among int, real, decimal, string, time and duration, as TiKV's `impl_cast.rs`:
-//! numbers in [`num`], strings in [`to_string`], times and durations in [`to_time`].
+//! numbers in [`num`], strings in [`to_string`], times and durations in [`to_time`], JSON
+//! in `json`.
 
+mod json;
 mod num;
 mod to_string;
 mod to_time;
@@ -28,6 +30,7 @@ use crate::types::{EvalType, FieldType};
 use rcop_datum::chunk::mysql_type as mt;
 
 pub(super) fn register(r: &mut Registry) {
+    json::register(r);
     for s in 1..=56 {
         if let Some((from, to)) = cast_types(s) {
             r.add(s, Args::same(from, 1), to, cast_kernel);
@@ -314,7 +317,7 @@ fn cast_in(
             let (tp, fsp) = (to_ft.time_type(), to_ft.fsp());
             map1::<DurT, TimeT>(n, v.arg()?, ctx, |d, _| Ok(Some(today.add_duration(&d, tp, fsp)?)))
         }
-        // Casts to and from JSON live in `expr/json.rs`; ENUM casts are not supported.
+        // Casts to and from JSON live in `json`; ENUM casts are not supported here.
         (T::Json | T::Enum, _) | (_, T::Json | T::Enum) => {
             Err(Error::invalid(format!("no cast from {from:?} to {to:?} here")))
         }

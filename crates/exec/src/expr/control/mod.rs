@@ -1,4 +1,4 @@
-//! Control flow: `IF`, `IFNULL`, `COALESCE`, `CASE WHEN`; [`minmax`]: `GREATEST`, `LEAST`
+//! Control flow: `IF`, `IFNULL`, `COALESCE`, `CASE WHEN` (over every type, JSON too); [`minmax`]: `GREATEST`, `LEAST`
 //! (over numbers, times, durations and dates) and `INTERVAL`.
 
 pub mod minmax;
@@ -21,6 +21,12 @@ pub(super) fn register(r: &mut Registry) {
         r.add(4201 + k, Args::Variadic(t), t, coalesce_kernel); // Coalesce
         r.add(4208 + k, Args::CaseWhen(t), t, case_when_kernel);
     }
+    // The JSON forms, numbered after the others.
+    let j = EvalType::Json;
+    r.add(4113, Args::same(j, 2), j, coalesce_kernel); // IfNullJson
+    r.add(4114, Args::fixed(&[EvalType::Int, j, j]), j, if_kernel);
+    r.add(4207, Args::Variadic(j), j, coalesce_kernel); // CoalesceJson
+    r.add(4214, Args::CaseWhen(j), j, case_when_kernel);
 }
 
 fn coalesce_kernel(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {

@@ -7,6 +7,7 @@ use crate::column::{BytesT, JsonT, VecCol};
 use crate::ctx::EvalContext;
 use crate::error::{Error, Result};
 use crate::expr::json::args::{jsons, row_jsons};
+use crate::expr::json::bounded;
 use crate::expr::json::path::children;
 use crate::expr::kernel::OutElem;
 use crate::expr::registry::Call;
@@ -16,7 +17,7 @@ pub const ER_JSON_DOCUMENT_NULL_KEY: i32 = 3158;
 
 /// `JSON_OBJECT(key, value, …)`: a NULL value is JSON `null`, a NULL key an error; of equal
 /// keys the last wins.
-pub(super) fn json_object(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
+pub(super) fn json_object(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
     if !c.args.len().is_multiple_of(2) {
         return Err(Error::invalid(
             "Incorrect parameter count in the call to native function 'JSON_OBJECT'",
@@ -38,19 +39,19 @@ pub(super) fn json_object(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCo
             std::str::from_utf8(key).map_err(|_| Error::invalid("JSON key is not UTF-8"))?;
             members.push((key, v.get(i).unwrap_or(JsonRef::NULL)));
         }
-        JsonT::push_out(&mut out, Some(Json::object(members)?));
+        JsonT::push_out(&mut out, bounded(ctx, "json_object", Json::object(members)?));
     }
     Ok(out)
 }
 
 /// `JSON_ARRAY(value, …)`: NULL values are JSON `null`.
-pub(super) fn json_array(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
+pub(super) fn json_array(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
     let vals = jsons(c, 0, 1)?;
     let mut out = VecCol::new(JsonT::ET, c.n);
     for i in 0..c.n {
         let row: Vec<JsonRef<'_>> =
             row_jsons(&vals, i).into_iter().map(|v| v.unwrap_or(JsonRef::NULL)).collect();
-        JsonT::push_out(&mut out, Some(Json::array(&row)?));
+        JsonT::push_out(&mut out, bounded(ctx, "json_array", Json::array(&row)?));
     }
     Ok(out)
 }
@@ -90,7 +91,7 @@ pub fn merge_preserve(a: JsonRef<'_>, b: JsonRef<'_>) -> Result<Json> {
 }
 
 /// TiKV `json_merge`: NULL when the first argument is; a later NULL merges as JSON `null`.
-pub(super) fn json_merge(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
+pub(super) fn json_merge(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
     if c.args.len() < 2 {
         return Err(Error::invalid("JSON_MERGE takes at least 2 arguments"));
     }
@@ -104,7 +105,7 @@ pub(super) fn json_merge(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol
                 for v in rest {
                     acc = merge_preserve(acc.as_ref(), v.unwrap_or(JsonRef::NULL))?;
                 }
-                Some(acc)
+                bounded(ctx, "json_merge_preserve", acc)
             }
             _ => None,
         };
@@ -146,7 +147,7 @@ pub fn merge_patch(target: JsonRef<'_>, patch: JsonRef<'_>) -> Result<Json> {
 
 /// `JSON_MERGE_PATCH(doc, patch, …)`, folded left. A NULL makes the result NULL until a
 /// later patch that is not an object replaces it (MySQL 8).
-pub(super) fn json_merge_patch(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
+pub(super) fn json_merge_patch(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
     if c.args.len() < 2 {
         return Err(Error::invalid("JSON_MERGE_PATCH takes at least 2 arguments"));
     }
@@ -163,7 +164,7 @@ pub(super) fn json_merge_patch(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<
                 (Some(a), Some(p)) => Some(merge_patch(a.as_ref(), *p)?),
             };
         }
-        JsonT::push_out(&mut out, acc);
+        JsonT::push_out(&mut out, acc.and_then(|j| bounded(ctx, "json_merge_patch", j)));
     }
     Ok(out)
 }

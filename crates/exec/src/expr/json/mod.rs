@@ -2,34 +2,30 @@
 //! (`tidb_query_expr` `impl_cast.rs` / `impl_compare.rs` over
 //! `tidb_query_datatype::codec::mysql::json`).
 //!
-//! Registered: `LTJson`…`NullEQJson` (106–166), `CastIntAsJson` (7), `CastRealAsJson` (16),
-//! `CastStringAsJson` (36), `CastJsonAsString` (62), `CastJsonAsJson` (66), and the JSON
-//! functions 5001–5029 that TiKV maps or MySQL 8 defines over TiKV's typing (see
-//! [`register`]): paths in [`path`], readers in [`query`], builders in [`make`], writers in
-//! [`modify`]. `JsonIsNull` (3117) sits with the other `IS NULL`s in `logic`.
+//! Registered: `LTJson`…`NullEQJson` (106–166) and the JSON functions 5001–5029 that TiKV
+//! maps or MySQL 8 defines over TiKV's typing (see [`register`]): paths in [`path`], readers
+//! in [`query`], builders in [`make`], writers in [`modify`]. The casts to and from JSON are
+//! in `expr/cast/json.rs`; `JsonIsNull` (3117) sits with the other `IS NULL`s in `logic`; the
+//! JSON forms of `IF`/`IFNULL`/`COALESCE`/`CASE`/`IN`/`ANY_VALUE` with their kind.
 
 use std::cmp::Ordering;
 
 use rcop_datum::Json;
 
-use crate::column::{Bitmap, BytesT, ColData, Elem, IntT, JsonT, RealT, VecCol};
+use crate::column::{Bitmap, ColData, Elem, JsonT, VecCol};
 use crate::ctx::EvalContext;
 use crate::error::{Error, Result};
 use crate::expr::compare::{CmpOp, comparison};
-use crate::expr::kernel::{OutElem, map1};
+use crate::expr::kernel::OutElem;
 use crate::expr::registry::{Args, Call, Registry};
-use crate::types::{EvalType, FieldType};
+use crate::types::EvalType;
 
 mod args;
+pub mod extra;
 pub mod make;
 pub mod modify;
 pub mod path;
 pub mod query;
-
-/// `FieldType.flag`: the string is JSON text to parse (TiDB sets it on `CAST(s AS JSON)`).
-pub const FLAG_PARSE_TO_JSON: u32 = 1 << 18;
-/// `FieldType.flag`: the integer is a boolean (`TRUE`, comparisons).
-pub const FLAG_IS_BOOLEAN: u32 = 1 << 19;
 
 impl OutElem for JsonT {
     const ET: EvalType = EvalType::Json;
@@ -41,15 +37,10 @@ impl OutElem for JsonT {
 }
 
 pub(super) fn register(r: &mut Registry) {
-    use EvalType::{Bytes, Int, Json as J, Real};
+    use EvalType::{Bytes, Int, Json as J};
     for s in (106..=166).step_by(10) {
         r.add(s, Args::same(J, 2), Int, compare_kernel);
     }
-    r.add(7, Args::same(Int, 1), J, int_as_json);
-    r.add(16, Args::same(Real, 1), J, real_as_json);
-    r.add(36, Args::same(Bytes, 1), J, string_as_json);
-    r.add(62, Args::same(J, 1), Bytes, json_as_string);
-    r.add(66, Args::same(J, 1), J, json_as_json);
 
     // TiKV's typing: paths and JSON_OBJECT keys are strings, values JSON.
     r.add(5001, Args::Headed(J, Bytes), J, query::extract);
@@ -76,6 +67,37 @@ pub(super) fn register(r: &mut Registry) {
     r.add(5025, Args::fixed(&[J, Bytes]), J, query::json_keys);
     r.add(5026, Args::same(Bytes, 1), Int, query::valid_string);
     r.add(5029, Args::same(J, 2), Int, query::member_of);
+    // TiDB's typing for the rest.
+    r.add(5018, Args::same(J, 1), Bytes, extra::json_pretty);
+    r.add(5020, Args::Headed(J, Bytes), J, extra::json_search);
+    r.add(5021, Args::same(J, 1), Int, extra::json_storage_size);
+    r.add(5027, Args::Any(1), Int, extra::valid_others);
+    r.add(5028, Args::same(J, 1), Int, extra::json_storage_free);
+}
+
+/// A result within `max_allowed_packet`, else NULL with warning 1301 naming `func` (MySQL:
+/// "Result of json_binary::serialize() was larger than max_allowed_packet").
+pub(crate) fn bounded(ctx: &mut EvalContext, func: &'static str, j: Json) -> Option<Json> {
+    let limit = ctx.cfg.max_allowed_packet;
+    if j.as_bytes().len() as u64 <= limit {
+        return Some(j);
+    }
+    ctx.warn(&Error::PacketTooLarge { func, limit });
+    None
+}
+
+/// [`bounded`] for a string result.
+pub(crate) fn bounded_bytes(
+    ctx: &mut EvalContext,
+    func: &'static str,
+    b: Vec<u8>,
+) -> Option<Vec<u8>> {
+    let limit = ctx.cfg.max_allowed_packet;
+    if b.len() as u64 <= limit {
+        return Some(b);
+    }
+    ctx.warn(&Error::PacketTooLarge { func, limit });
+    None
 }
 
 /// Compares two JSON columns. Unlike the other types the order can fail (a NaN double, bad
@@ -106,52 +128,7 @@ fn compare_kernel(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
     Ok(VecCol { data: ColData::Int(data), valid })
 }
 
-/// TiKV `cast_int_as_json`: a boolean-flagged argument becomes `true`/`false`, an unsigned
-/// one a `U64`, others an `I64`.
-fn int_as_json(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
-    let ft = c.arg_ft(0);
-    let boolean = ft.flag & FLAG_IS_BOOLEAN != 0;
-    let unsigned = ft.is_unsigned();
-    map1::<IntT, JsonT>(c.n, c.typed(0)?, ctx, |v, _| {
-        Ok(Some(if boolean {
-            Json::from_bool(v != 0)
-        } else if unsigned {
-            Json::from_u64(v as u64)
-        } else {
-            Json::from_i64(v)
-        }))
-    })
-}
-
-fn real_as_json(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
-    map1::<RealT, JsonT>(c.n, c.typed(0)?, ctx, |v, _| Ok(Some(Json::from_f64(v))))
-}
-
-/// TiKV `cast_string_as_json`: with `PARSE_TO_JSON` on the result type the string is JSON
-/// text; otherwise a binary-collated string becomes an opaque value tagged with the argument's
-/// MySQL type and any other string a JSON string.
-fn string_as_json(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
-    let parse = c.ft.flag & FLAG_PARSE_TO_JSON != 0;
-    let arg: FieldType = c.arg_ft(0);
-    let binary = arg.collate == 63 || arg.collate == -63;
-    map1::<BytesT, JsonT>(c.n, c.typed(0)?, ctx, |v, _| {
-        if !parse && binary {
-            return Ok(Some(Json::from_opaque(arg.tp, v)));
-        }
-        let s = std::str::from_utf8(v)
-            .map_err(|_| Error::invalid("CAST AS JSON of a string that is not UTF-8"))?;
-        Ok(Some(if parse { Json::parse(s)? } else { Json::from_string(s) }))
-    })
-}
-
-/// TiKV `cast_json_as_bytes`: MySQL's text form.
-fn json_as_string(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
-    map1::<JsonT, BytesT>(c.n, c.typed(0)?, ctx, |j, _| Ok(Some(j.to_text()?.into_bytes())))
-}
-
-fn json_as_json(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
-    map1::<JsonT, JsonT>(c.n, c.typed(0)?, ctx, |j, _| Ok(Some(j.to_owned())))
-}
-
+#[cfg(test)]
+mod props;
 #[cfg(test)]
 mod tests;

@@ -9,6 +9,7 @@ use crate::column::{JsonT, VecCol};
 use crate::ctx::EvalContext;
 use crate::error::{Error, Result};
 use crate::expr::json::args::{PathArg, json, paths, row_paths};
+use crate::expr::json::bounded;
 use crate::expr::json::path::{Index, Leg, PathExpr, children};
 use crate::expr::kernel::OutElem;
 use crate::expr::registry::Call;
@@ -215,6 +216,8 @@ fn pairs<'c>(c: &Call<'c, '_>) -> Result<(Vec<PathArg<'c>>, Vec<crate::column::A
 /// it as JSON `null` instead).
 fn pairwise(
     c: &Call<'_, '_>,
+    ctx: &mut EvalContext,
+    func: &'static str,
     null_doc_is_null: bool,
     op: &dyn Fn(JsonRef<'_>, &PathExpr, JsonRef<'_>) -> Result<Json>,
 ) -> Result<VecCol> {
@@ -237,29 +240,29 @@ fn pairwise(
             };
             acc = op(acc.as_ref(), &path, v.get(i).unwrap_or(JsonRef::NULL))?;
         }
-        JsonT::push_out(&mut out, Some(acc));
+        JsonT::push_out(&mut out, bounded(ctx, func, acc));
     }
     Ok(out)
 }
 
-pub(super) fn json_set(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
-    pairwise(c, false, &|j, p, v| modify(j, p, v, Mode::Set))
+pub(super) fn json_set(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
+    pairwise(c, ctx, "json_set", false, &|j, p, v| modify(j, p, v, Mode::Set))
 }
 
-pub(super) fn json_insert(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
-    pairwise(c, false, &|j, p, v| modify(j, p, v, Mode::Insert))
+pub(super) fn json_insert(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
+    pairwise(c, ctx, "json_insert", false, &|j, p, v| modify(j, p, v, Mode::Insert))
 }
 
-pub(super) fn json_replace(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
-    pairwise(c, false, &|j, p, v| modify(j, p, v, Mode::Replace))
+pub(super) fn json_replace(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
+    pairwise(c, ctx, "json_replace", false, &|j, p, v| modify(j, p, v, Mode::Replace))
 }
 
-pub(super) fn json_array_append(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
-    pairwise(c, true, &array_append)
+pub(super) fn json_array_append(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
+    pairwise(c, ctx, "json_array_append", true, &array_append)
 }
 
-pub(super) fn json_array_insert(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
-    pairwise(c, true, &array_insert)
+pub(super) fn json_array_insert(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
+    pairwise(c, ctx, "json_array_insert", true, &array_insert)
 }
 
 /// `JSON_REMOVE(doc, path, …)`: NULL when the document or a path is.

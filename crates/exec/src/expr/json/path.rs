@@ -2,9 +2,10 @@
 //! walk that finds the values a path names in a binary JSON document.
 //!
 //! A path is `$` followed by legs: `.key`, `."quoted key"`, `.*`, `[n]`, `[last]`,
-//! `[last-n]`, `[*]`, and `**` followed by another leg. Whitespace may separate legs.
-//! An array leg on a value that is not an array sees the value as a one-element array
-//! (MySQL's auto-wrap), so `$[0]` of `1` is `1`.
+//! `[last-n]`, `[m to n]` (MySQL 8's ranges, either end `last-k` too), `[*]`, and `**`
+//! followed by another leg. Whitespace may separate legs. An array leg on a value that is not
+//! an array sees the value as a one-element array (MySQL's auto-wrap), so `$[0]` of `1` is
+//! `1`.
 
 use rcop_datum::JsonRef;
 
@@ -43,6 +44,8 @@ pub enum Leg {
     AnyKey,
     /// `[n]`: an array element.
     At(Index),
+    /// `[m to n]`: the elements from `m` to `n`, both included.
+    Range(Index, Index),
     /// `[*]`: every element.
     AnyIndex,
     /// `**`: the value and everything under it.
@@ -102,9 +105,11 @@ impl PathExpr {
         Ok(PathExpr { legs })
     }
 
-    /// True when the path names possibly many values (`*`, `**`).
+    /// True when the path names possibly many values (`*`, `**`, a range).
     pub fn has_wildcard(&self) -> bool {
-        self.legs.iter().any(|l| matches!(l, Leg::AnyKey | Leg::AnyIndex | Leg::AnyDepth))
+        self.legs
+            .iter()
+            .any(|l| matches!(l, Leg::AnyKey | Leg::AnyIndex | Leg::AnyDepth | Leg::Range(..)))
     }
 
     /// Errors when the path has a wildcard (where one value must be named).
@@ -112,7 +117,7 @@ impl PathExpr {
         if self.has_wildcard() {
             return Err(Error::eval(
                 ER_INVALID_JSON_PATH_WILDCARD,
-                "In this situation, path expressions may not contain the * and ** tokens.",
+                "In this situation, path expressions may not contain the * and ** tokens or an array range.",
             ));
         }
         Ok(self)
@@ -202,21 +207,49 @@ impl Parser<'_> {
         std::str::from_utf8(self.s.get(start..self.i)?).ok()?.parse().ok()
     }
 
-    fn index(&mut self) -> Option<Leg> {
-        self.ws();
-        let leg = if self.eat(b'*') {
-            Leg::AnyIndex
-        } else if self.s.get(self.i..)?.starts_with(b"last") {
+    /// `n`, `last` or `last - n`.
+    fn position(&mut self) -> Option<Index> {
+        if self.s.get(self.i..)?.starts_with(b"last") {
             self.i += 4;
             self.ws();
             if self.eat(b'-') {
                 self.ws();
-                Leg::At(Index::Last(self.number()?))
+                Some(Index::Last(self.number()?))
             } else {
-                Leg::At(Index::Last(0))
+                Some(Index::Last(0))
             }
         } else {
-            Leg::At(Index::Start(self.number()?))
+            Some(Index::Start(self.number()?))
+        }
+    }
+
+    fn index(&mut self) -> Option<Leg> {
+        self.ws();
+        let leg = if self.eat(b'*') {
+            Leg::AnyIndex
+        } else {
+            let from = self.position()?;
+            let before = self.i;
+            self.ws();
+            // ` to ` needs blanks on both sides (`[1to2]` is not a range).
+            let rest = self.s.get(self.i..)?;
+            if self.i > before
+                && rest.starts_with(b"to")
+                && rest.get(2).is_some_and(u8::is_ascii_whitespace)
+            {
+                self.i += 2;
+                self.ws();
+                let to = self.position()?;
+                // MySQL refuses a range that runs backwards when both ends count from the start.
+                if let (Index::Start(a), Index::Start(b)) = (from, to)
+                    && a > b
+                {
+                    return None;
+                }
+                Leg::Range(from, to)
+            } else {
+                Leg::At(from)
+            }
         };
         self.ws();
         self.eat(b']').then_some(leg)
@@ -232,6 +265,34 @@ pub fn children<'a>(j: JsonRef<'a>) -> Result<Vec<JsonRef<'a>>> {
         JsonType::Object => (0..n).map(|i| j.object_val(i).map_err(Error::from)).collect(),
         _ => Ok(Vec::new()),
     }
+}
+
+/// The half-open range of positions `[from to to]` names in an array of `len` elements, as
+/// MySQL 8's `get_array_range`: a start past the end is empty, an end past it clamps, and a
+/// `last-k` before the start is position 0 (so `[last-9 to last]` of 3 elements is all 3).
+pub fn range_of(from: Index, to: Index, len: usize) -> std::ops::Range<usize> {
+    let pos = |i: Index| match i {
+        Index::Start(k) => ((k as usize).min(len), (k as usize) < len),
+        Index::Last(k) => match len.checked_sub(1).and_then(|l| l.checked_sub(k as usize)) {
+            Some(p) => (p, true),
+            None => (0, false),
+        },
+    };
+    let (begin, _) = pos(from);
+    let (last, within) = pos(to);
+    let end = if within { last + 1 } else { last };
+    begin..end.max(begin)
+}
+
+/// The elements a range leg names: of an array by position, of any other value (seen as a
+/// one-element array) the value itself when the range covers position 0.
+pub fn range_elems<'a>(j: JsonRef<'a>, from: Index, to: Index) -> Result<Vec<JsonRef<'a>>> {
+    if j.json_type() == rcop_datum::JsonType::Array {
+        return range_of(from, to, j.elem_count())
+            .map(|i| j.array_get(i).map_err(Error::from))
+            .collect();
+    }
+    Ok(if range_of(from, to, 1).contains(&0) { vec![j] } else { Vec::new() })
 }
 
 /// The element an array leg names: of an array by position, of any other value (seen as a
@@ -268,6 +329,11 @@ fn walk<'a>(j: JsonRef<'a>, legs: &[Leg], out: &mut Vec<JsonRef<'a>>) -> Result<
         }
         Leg::At(idx) => {
             if let Some(v) = index_of(j, *idx)? {
+                walk(v, rest, out)?;
+            }
+        }
+        Leg::Range(from, to) => {
+            for v in range_elems(j, *from, *to)? {
                 walk(v, rest, out)?;
             }
         }

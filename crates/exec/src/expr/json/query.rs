@@ -11,6 +11,7 @@ use crate::ctx::EvalContext;
 use crate::error::{Error, Result};
 use crate::expr::json::args::{json, paths, row_paths};
 use crate::expr::json::path::{PathExpr, children};
+use crate::expr::json::{bounded, bounded_bytes};
 use crate::expr::kernel::{OutElem, map1, map2};
 use crate::expr::registry::Call;
 
@@ -21,7 +22,7 @@ pub const ER_JSON_BAD_ONE_OR_ALL_ARG: i32 = 3150;
 
 /// `JSON_EXTRACT(doc, path, …)`: the one value a single path without wildcards names, else
 /// an array of every value the paths name; NULL when they name nothing.
-pub(super) fn extract(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
+pub(super) fn extract(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
     let doc = json(c, 0)?;
     let ps = paths(c, 1)?;
     let mut out = VecCol::new(JsonT::ET, c.n);
@@ -35,7 +36,15 @@ pub(super) fn extract(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
                 match (list.as_slice(), found.as_slice()) {
                     (_, []) => None,
                     ([p], [one]) if !p.has_wildcard() => Some(one.to_owned()),
-                    _ => Some(Json::array(&found)?),
+                    // Sized before it is built: `$**` can name each value many times.
+                    _ if found.iter().map(|f| f.binary_len() as u64).sum::<u64>()
+                        > ctx.cfg.max_allowed_packet =>
+                    {
+                        let limit = ctx.cfg.max_allowed_packet;
+                        ctx.warn(&Error::PacketTooLarge { func: "json_extract", limit });
+                        None
+                    }
+                    _ => bounded(ctx, "json_extract", Json::array(&found)?),
                 }
             }
             _ => None,
@@ -297,7 +306,9 @@ pub fn quote(s: &[u8]) -> Vec<u8> {
 }
 
 pub(super) fn json_quote(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
-    map1::<BytesT, BytesT>(c.n, c.typed(0)?, ctx, |s, _| Ok(Some(quote(s))))
+    map1::<BytesT, BytesT>(c.n, c.typed(0)?, ctx, |s, ctx| {
+        Ok(bounded_bytes(ctx, "json_quote", quote(s)))
+    })
 }
 
 /// TiKV `json_unquote`: a string in double quotes must be JSON text and loses its quotes
