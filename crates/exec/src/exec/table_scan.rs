@@ -225,11 +225,12 @@ impl TableRows {
 }
 
 impl ScanCol {
-    /// A column read only from datums and v2 values (an index scan's).
-    pub(super) fn plain(id: i64, ft: FieldType) -> Result<ScanCol> {
+    /// A column read only from datums and v2 values (an index scan's); `elems` are the
+    /// member names of an `ENUM` column (`ColumnInfo.elems`, empty for other types).
+    pub(super) fn plain(id: i64, ft: FieldType, elems: Vec<String>) -> Result<ScanCol> {
         let et = ft.eval_type()?;
         let kind = ft.value_kind()?;
-        Ok(ScanCol { id, ft, et, kind, source: Source::Row, default: None, elems: Vec::new() })
+        Ok(ScanCol { id, ft, et, kind, source: Source::Row, default: None, elems })
     }
 }
 
