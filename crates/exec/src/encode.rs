@@ -111,6 +111,11 @@ pub fn encode_datum(
             out.push(flag::UINT);
             codec::encode_u64(out, EnumT::get(enum_slice(&c.data), r).value);
         }
+        // TiKV `write_evaluable_datum_vector_float32`: flag 20, then the binary form.
+        ColData::Vector(v) => {
+            out.push(flag::VECTOR_FLOAT32);
+            out.extend_from_slice(v.get(r));
+        }
     }
     Ok(())
 }
@@ -202,6 +207,8 @@ pub fn encode_chunk(
                 // JSON: type byte and body; ENUM: u64 LE index then name (TiKV
                 // `write_enum_to_chunk`), both stored that way already.
                 ColData::Json(v) | ColData::Enum(v) => cc.push_var(v.get(r))?,
+                // VECTOR: the binary form (TiKV `append_vector_float32`).
+                ColData::Vector(v) => cc.push_var(v.get(r))?,
             }
         }
         cc.encode(out)?;

@@ -251,7 +251,7 @@ pub fn cast(
             map1::<DurT, TimeT>(n, v.arg()?, ctx, |d, _| Ok(Some(today.add_duration(&d, tp, fsp)?)))
         }
         // Casts to and from JSON live in `expr/json.rs`; ENUM casts are not supported.
-        (T::Json | T::Enum, _) | (_, T::Json | T::Enum) => {
+        (T::Json | T::Enum | T::VectorFloat32, _) | (_, T::Json | T::Enum | T::VectorFloat32) => {
             Err(Error::invalid(format!("no cast from {from:?} to {to:?} here")))
         }
     }
