@@ -231,5 +231,8 @@ mod tests {
         assert_eq!(FieldType::new(mt::ENUM).eval_type().unwrap(), EvalType::Enum);
         assert_eq!(FieldType::new(mt::BIT).eval_type().unwrap(), EvalType::Int);
         assert_eq!(FieldType::new(mt::BIT).value_kind().unwrap(), ValueKind::Uint);
+        let v = FieldType::new(mt::TIDB_VECTOR_FLOAT32);
+        assert_eq!(v.eval_type().unwrap(), EvalType::VectorFloat32);
+        assert_eq!(v.value_kind().unwrap(), ValueKind::Bytes);
     }
 }
