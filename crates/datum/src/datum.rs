@@ -264,6 +264,10 @@ pub fn skip_datum(r: &mut Reader<'_>) -> Result<()> {
             let n = json_len(r.rest())?;
             r.read_bytes(n, "json")?;
         }
+        flag::VECTOR_FLOAT32 => {
+            let (_, n) = crate::vector::VectorRef::decode_prefix(r.rest())?;
+            r.read_bytes(n, "vector")?;
+        }
         _ => return Err(Error::BadFlag { flag: f, offset }),
     }
     Ok(())

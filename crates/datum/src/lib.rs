@@ -12,7 +12,8 @@
 //! - row formats v1 and v2 ([`row`]);
 //! - table keys, index keys and the API v2 keyspace prefix ([`key`]);
 //! - index values in every layout TiDB writes ([`index`]);
-//! - the columnar chunk layout of TypeChunk responses ([`chunk`]).
+//! - the columnar chunk layout of TypeChunk responses ([`chunk`]);
+//! - TiDB's `VECTOR(FLOAT32)` binary form ([`vector`]).
 //!
 //! ```
 //! use rcop_datum::{key, row::{Row, Column, RowEncoder}};
@@ -40,6 +41,7 @@ pub mod json;
 pub mod key;
 pub mod row;
 pub mod time;
+pub mod vector;
 
 pub use codec::Reader;
 pub use datum::{Datum, Mode};
@@ -49,3 +51,4 @@ pub use error::{Error, Result};
 pub use json::{Json, JsonRef, JsonType};
 pub use key::KeyspaceId;
 pub use time::{Time, TimeType, Tz};
+pub use vector::VectorRef;

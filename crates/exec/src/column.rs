@@ -7,7 +7,7 @@ use crate::types::EvalType;
 mod buffers;
 mod json_enum;
 pub use buffers::{Bitmap, BytesVec};
-pub use json_enum::{EnumRef, EnumT, JsonT};
+pub use json_enum::{EnumRef, EnumT, JsonT, VecT};
 
 /// The values of a column, one variant per [`EvalType`]. NULL slots hold a default value.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,6 +34,9 @@ pub enum ColData {
     /// `ENUM` values in TypeChunk's layout: the u64 member index (little-endian), then the
     /// member's name. NULL slots hold index 0 and no name.
     Enum(BytesVec),
+    /// `VECTOR(FLOAT32)` values in their binary form (count, elements), each validated when
+    /// it entered the column; NULL slots hold `[]`.
+    Vector(BytesVec),
 }
 
 /// The content of a NULL `ENUM` slot: index 0, no name.
@@ -51,6 +54,7 @@ impl ColData {
             EvalType::Duration => ColData::Duration(Vec::with_capacity(cap)),
             EvalType::Json => ColData::Json(BytesVec::new()),
             EvalType::Enum => ColData::Enum(BytesVec::new()),
+            EvalType::VectorFloat32 => ColData::Vector(BytesVec::new()),
         }
     }
 
@@ -65,6 +69,7 @@ impl ColData {
             ColData::Duration(_) => EvalType::Duration,
             ColData::Json(_) => EvalType::Json,
             ColData::Enum(_) => EvalType::Enum,
+            ColData::Vector(_) => EvalType::VectorFloat32,
         }
     }
 
@@ -75,7 +80,7 @@ impl ColData {
             ColData::Real(v) => v.len(),
             ColData::Decimal(v) => v.len(),
             ColData::Fixed(v) => v.m.len(),
-            ColData::Bytes(v) | ColData::Json(v) | ColData::Enum(v) => v.len(),
+            ColData::Bytes(v) | ColData::Json(v) | ColData::Enum(v) | ColData::Vector(v) => v.len(),
             ColData::DateTime(v) => v.len(),
             ColData::Duration(v) => v.len(),
         }
@@ -98,6 +103,7 @@ impl ColData {
             ColData::Duration(v) => v.push(Duration::zero()),
             ColData::Json(v) => v.push_json(JsonRef::NULL),
             ColData::Enum(v) => v.push(&ENUM_DEFAULT),
+            ColData::Vector(v) => v.push(rcop_datum::VectorRef::EMPTY.as_bytes()),
         }
     }
 }
@@ -213,6 +219,10 @@ impl VecCol {
                 v.push_enum(*x, name);
                 true
             }
+            (ColData::Vector(v), Scalar::Vector(x)) => {
+                v.push(x);
+                true
+            }
             _ => false,
         };
         if ok {
@@ -241,6 +251,7 @@ impl VecCol {
             ColData::Duration(v) => v.get(i).map_or(Scalar::Null, |x| Scalar::Duration(*x)),
             ColData::Json(v) => JsonT::to_scalar(JsonT::get(v, i)),
             ColData::Enum(v) => EnumT::to_scalar(EnumT::get(v, i)),
+            ColData::Vector(v) => Scalar::Vector(v.get(i).to_vec()),
         }
     }
 
@@ -314,6 +325,7 @@ impl VecCol {
             ColData::Bytes(v) => ColData::Bytes(v.gather(rows)),
             ColData::Json(v) => ColData::Json(v.gather(rows)),
             ColData::Enum(v) => ColData::Enum(v.gather(rows)),
+            ColData::Vector(v) => ColData::Vector(v.gather(rows)),
             ColData::DateTime(v) => ColData::DateTime(
                 rows.iter()
                     .map(|&r| v.get(r as usize).copied().unwrap_or_else(zero_time))
@@ -373,7 +385,9 @@ impl VecCol {
             ColData::Fixed(v) => keep(&mut v.m, rows),
             ColData::DateTime(v) => keep(v, rows),
             ColData::Duration(v) => keep(v, rows),
-            ColData::Bytes(v) | ColData::Json(v) | ColData::Enum(v) => v.retain_ascending(rows),
+            ColData::Bytes(v) | ColData::Json(v) | ColData::Enum(v) | ColData::Vector(v) => {
+                v.retain_ascending(rows)
+            }
         }
     }
 }
@@ -399,6 +413,8 @@ pub enum Scalar {
     Json(Json),
     /// An `ENUM` value: the member index and its name.
     Enum(u64, Vec<u8>),
+    /// A `VECTOR(FLOAT32)` value in its binary form (validated).
+    Vector(Vec<u8>),
 }
 
 impl Scalar {

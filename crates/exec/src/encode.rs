@@ -111,6 +111,11 @@ pub fn encode_datum(
             out.push(flag::UINT);
             codec::encode_u64(out, EnumT::get(enum_slice(&c.data), r).value);
         }
+        // TiKV `write_evaluable_datum_vector_float32`: flag 20, then the binary form.
+        ColData::Vector(v) => {
+            out.push(flag::VECTOR_FLOAT32);
+            out.extend_from_slice(v.get(r));
+        }
     }
     Ok(())
 }
@@ -130,18 +135,35 @@ fn decimal_at(d: &ColData, r: usize) -> rcop_datum::Decimal {
     }
 }
 
-/// Refuses output columns TypeChunk cannot carry yet: `BIT`, which TiKV evaluates as an
-/// integer while TiDB reads a BIT chunk column as variable-length binary literals — the bytes
-/// TiKV writes there are not pinned down, so the engine names the type instead of guessing.
+/// Refuses output columns TypeChunk cannot carry: a `BIT` wider than 64 bits (TiKV
+/// `Column::from_vector_value` stops at `unimplemented!()` for `flen > 64`), or one whose
+/// display length leaves no byte range of the value (TiKV would slice out of range).
 ///
 /// # Errors
 ///
 /// [`Error::Unsupported`] naming the type.
 pub fn check_chunk_types(offsets: &[usize], schema: &[FieldType]) -> Result<()> {
-    if offsets.iter().any(|&o| schema.get(o).is_some_and(|ft| ft.tp == mt::BIT)) {
-        return Err(Error::unsupported(Feature::FieldType, "Bit (16) in a TypeChunk response"));
+    for ft in offsets.iter().filter_map(|&o| schema.get(o)) {
+        if ft.tp == mt::BIT && bit_chunk_start(ft.flen).is_none() {
+            return Err(Error::unsupported(
+                Feature::FieldType,
+                format!("Bit (16) of flen {} in a TypeChunk response", ft.flen),
+            ));
+        }
     }
     Ok(())
+}
+
+/// Where the chunk bytes of a `BIT(flen)` value start in its big-endian `u64`: TiKV
+/// (`chunk/column.rs`, `from_vector_value` and `append_bit_datum`) writes
+/// `to_be_bytes()[(64 - flen) / 8..]`, the `(flen + 7) / 8` low bytes TiDB's
+/// `NewBinaryLiteralFromUint` gives a `BIT(flen)` column. `None` where TiKV has no answer.
+pub fn bit_chunk_start(flen: i32) -> Option<usize> {
+    if flen > 64 {
+        return None;
+    }
+    let start = usize::try_from((64 - i64::from(flen)) / 8).ok()?;
+    (start <= 8).then_some(start)
 }
 
 /// Appends one TypeChunk block (all `offsets` columns of the logical rows) to `out`.
@@ -162,6 +184,11 @@ pub fn encode_chunk(
                 continue;
             }
             match &c.data {
+                ColData::Int(v) if ft.tp == mt::BIT => {
+                    let start = bit_chunk_start(ft.flen).unwrap_or(8);
+                    let be = (v.get(r).copied().unwrap_or(0) as u64).to_be_bytes();
+                    cc.push_var(be.get(start..).unwrap_or_default())?
+                }
                 ColData::Int(v) => cc.push_u64(v.get(r).copied().unwrap_or(0) as u64)?,
                 ColData::Real(v) => {
                     let x = v.get(r).copied().unwrap_or(0.0);
@@ -180,6 +207,8 @@ pub fn encode_chunk(
                 // JSON: type byte and body; ENUM: u64 LE index then name (TiKV
                 // `write_enum_to_chunk`), both stored that way already.
                 ColData::Json(v) | ColData::Enum(v) => cc.push_var(v.get(r))?,
+                // VECTOR: the binary form (TiKV `append_vector_float32`).
+                ColData::Vector(v) => cc.push_var(v.get(r))?,
             }
         }
         cc.encode(out)?;
@@ -255,5 +284,39 @@ mod tests {
             hex::encode(&out),
             "030000000100000005010000000000000000000000000000000300000000000000"
         );
+    }
+
+    /// BIT in TypeChunk: the value's big-endian bytes from `(64 - flen) / 8` on, for every
+    /// width TiKV answers (TiKV `chunk/column.rs`); NULL is an empty slot.
+    #[test]
+    fn bit_chunk_layout() {
+        for (flen, x, want) in [
+            (1, 1u64, "01"),
+            (8, 0xAB, "ab"),
+            (9, 0x1FF, "01ff"),
+            (10, 0x2A5, "02a5"),
+            (16, 0xBEEF, "beef"),
+            (17, 0x1_0203, "010203"),
+            (64, u64::MAX, "ffffffffffffffff"),
+            // No display length: TiKV's slice starts at byte 8, an empty value.
+            (-1, 7, ""),
+        ] {
+            let mut c = VecCol::new(EvalType::Int, 2);
+            c.push_scalar(&Scalar::Int(x as i64));
+            c.push_null();
+            let ft = FieldType { flen, flag: 32, ..FieldType::new(mt::BIT) };
+            let mut out = Vec::new();
+            encode_chunk(&Batch::from_cols(vec![c]), &[0], &[ft], &mut out).unwrap();
+            let n = want.len() / 2;
+            // 2 rows, 1 NULL, bitmap 01, offsets 0 n n, then the bytes.
+            let expect = format!(
+                "02000000010000000100000000000000000{n:x}00000000000000{n:02x}00000000000000{want}"
+            );
+            assert_eq!(hex::encode(&out), expect, "flen {flen}");
+        }
+        for flen in [65, -8, i32::MIN, i32::MAX] {
+            let ft = FieldType { flen, ..FieldType::new(mt::BIT) };
+            assert!(check_chunk_types(&[0], &[ft]).is_err(), "flen {flen}");
+        }
     }
 }

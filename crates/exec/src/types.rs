@@ -32,6 +32,8 @@ pub enum EvalType {
     Json,
     /// `ENUM`: the 1-based index of the member (0 for the empty value) and its name.
     Enum,
+    /// `VECTOR(FLOAT32)` ([`rcop_datum::VectorRef`]), TiKV ≥ v8.4.
+    VectorFloat32,
 }
 
 /// The parts of a tipb `FieldType` (or `ColumnInfo`) the engine looks at.
@@ -124,7 +126,11 @@ impl FieldType {
             mt::DURATION => EvalType::Duration,
             mt::JSON => EvalType::Json,
             mt::ENUM => EvalType::Enum,
-            // SET: TiKV's `EvalType::try_from` refuses it too.
+            mt::TIDB_VECTOR_FLOAT32 => EvalType::VectorFloat32,
+            // SET: TiKV refuses it too — `EvalType::try_from` (tidb_query_datatype
+            // `def/eval_type.rs`) sends Set to its catch-all `UnsupportedType` arm (its test
+            // table says `(Set, None)`), so TiKV's `check_supported` refuses any SET column
+            // or expression.
             tp => return Err(Error::unsupported(Feature::FieldType, type_name(tp))),
         })
     }
@@ -142,6 +148,8 @@ impl FieldType {
             EvalType::Duration => ValueKind::Duration,
             EvalType::Json => ValueKind::Json,
             EvalType::Enum => ValueKind::Uint,
+            // Stored as its binary form, like a byte string.
+            EvalType::VectorFloat32 => ValueKind::Bytes,
         })
     }
 
@@ -223,5 +231,8 @@ mod tests {
         assert_eq!(FieldType::new(mt::ENUM).eval_type().unwrap(), EvalType::Enum);
         assert_eq!(FieldType::new(mt::BIT).eval_type().unwrap(), EvalType::Int);
         assert_eq!(FieldType::new(mt::BIT).value_kind().unwrap(), ValueKind::Uint);
+        let v = FieldType::new(mt::TIDB_VECTOR_FLOAT32);
+        assert_eq!(v.eval_type().unwrap(), EvalType::VectorFloat32);
+        assert_eq!(v.value_kind().unwrap(), ValueKind::Bytes);
     }
 }

@@ -259,7 +259,7 @@ fn every_tikv_executor_type_and_collation_is_run_or_named() {
         assert!(detail.contains(et.as_str_name()), "{detail}");
     }
     // Field types: exactly TiKV's eval-type mapping (plus NewDate, read as a date), SET
-    // refused; every other code refused by name.
+    // refused (TiKV `def/eval_type.rs`: `(Set, None)`); every other code refused by name.
     let typed: &[u8] = &[
         mt::TINY,
         mt::SHORT,
@@ -286,6 +286,9 @@ fn every_tikv_executor_type_and_collation_is_run_or_named() {
         mt::BLOB,
         mt::VAR_STRING,
         mt::STRING,
+        // TiKV ≥ v8.4 (`FieldTypeTp::TiDbVectorFloat32 => EvalType::VectorFloat32`); run by
+        // tests/vector_types.rs.
+        mt::TIDB_VECTOR_FLOAT32,
     ];
     for tp in 0..=u8::MAX {
         let t = tipb::FieldType { tp: Some(i32::from(tp)), ..ft(tp) };
@@ -311,5 +314,33 @@ fn every_tikv_executor_type_and_collation_is_run_or_named() {
         let (f, detail) = unsupported(&d);
         assert_eq!(f, Feature::Collation, "{id}");
         assert!(detail.contains(&id.to_string()), "{detail}");
+    }
+}
+
+/// Constants: every ExprType TiKV's RPN builder accepts (`check_expr_tree_supported`)
+/// builds, including TiDBVectorFloat32; MysqlBit, MysqlEnum, MysqlHex and MysqlSet, which that
+/// check refuses ("Blacklist expression type"), are refused by name.
+#[test]
+fn constants_are_run_or_named_as_tikv() {
+    let konst = |tp: i32, val: Vec<u8>, f: tipb::FieldType| tipb::Expr {
+        tp: Some(tp),
+        val: Some(val.into()),
+        field_type: Some(f),
+        ..Default::default()
+    };
+    let run = |e: tipb::Expr| {
+        check_dag(&dag(vec![scan(TID, cols(63), false), projection(vec![e])], vec![0], true))
+    };
+    // [1.5] as TiDB serializes it.
+    let v = vec![1, 0, 0, 0, 0, 0, 0xC0, 0x3F];
+    run(konst(121, v, ft(mt::TIDB_VECTOR_FLOAT32))).unwrap();
+    for (tp, name) in [(101, "MysqlBit"), (104, "MysqlEnum"), (105, "MysqlHex"), (106, "MysqlSet")]
+    {
+        match run(konst(tp, vec![1], ft(mt::LONG_LONG))) {
+            Err(Error::Unsupported { what: Feature::ExprType, detail }) => {
+                assert!(detail.contains(name), "{detail}")
+            }
+            other => panic!("{name}: {other:?}"),
+        }
     }
 }

@@ -695,3 +695,78 @@ fn corrupt_entries_are_typed_errors() {
         assert!(err.contains(want), "{v:?}: {err}");
     }
 }
+
+/// An index over an `ENUM` column: TiDB writes the member index as a comparable Uint datum
+/// in the key; the scan answers the index in TypeDefault (a Uint datum, TiKV
+/// `write_evaluable_datum_enum_uint`) and index plus member name in TypeChunk (TiKV
+/// `write_enum_to_chunk`), names from the `ColumnInfo.elems`. A SET column stays refused by
+/// name, as TiKV's `EvalType::try_from(FieldTypeTp::Set)` refuses it.
+#[test]
+fn enum_index_columns_carry_their_member_names() {
+    let elems: Vec<String> = vec!["x".into(), "yy".into(), "zzz".into()];
+    let enum_info = |tp: u8| {
+        let f = tipb::FieldType { elems: elems.clone(), ..ft(tp) };
+        let mut c = column_info(1, &f, false);
+        c.elems = elems.clone();
+        c
+    };
+    let mut pairs = Vec::new();
+    // Rows (handle, member): (1, 3), (2, 1), (3, NULL), (4, 0 — the empty value).
+    for (h, m) in [(1, Some(3u64)), (2, Some(1)), (3, None), (4, Some(0))] {
+        let mut vals = Vec::new();
+        match m {
+            Some(m) => Datum::Uint(m).encode(Mode::Key, &mut vals).unwrap(),
+            None => vals.push(0),
+        }
+        Datum::Int(h).encode(Mode::Key, &mut vals).unwrap();
+        let mut k = Vec::new();
+        key::encode_index_key(&mut k, TID, 5, &vals);
+        pairs.push((k, b"0".to_vec()));
+    }
+    let store = MemStore::from_pairs(pairs);
+    let exec = |tp: u8| tipb::Executor {
+        tp: Some(tipb::ExecType::TypeIndexScan as i32),
+        idx_scan: Some(tipb::IndexScan {
+            table_id: Some(TID),
+            index_id: Some(5),
+            columns: vec![enum_info(tp), column_info(2, &ft(mt::LONG_LONG), true)],
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let got = run(&store, vec![exec(mt::ENUM)], 2, vec![index_range(5)]).unwrap();
+    let u = Datum::Uint;
+    assert_eq!(
+        got,
+        [
+            vec![Datum::Null, Datum::Int(3)],
+            vec![u(0), Datum::Int(4)],
+            vec![u(1), Datum::Int(2)],
+            vec![u(3), Datum::Int(1)]
+        ]
+    );
+    // TypeChunk: u64 LE index then the name; NULL an empty slot.
+    let d = dag(vec![exec(mt::ENUM)], vec![0], true);
+    let resp = Engine::default().handle(&request(&d, vec![index_range(5)]), &mut store.scanner());
+    let sel = tipb::SelectResponse::decode(resp.data).unwrap();
+    assert!(sel.error.is_none(), "{:?}", sel.error);
+    let data: Vec<u8> = sel.chunks.iter().flat_map(|c| c.rows_data.clone().unwrap()).collect();
+    let mut r = rcop_datum::Reader::new(&data);
+    let c = rcop_datum::chunk::ChunkColumnRef::decode(&mut r, None).unwrap();
+    assert!(c.is_null(0));
+    assert_eq!(c.get(1).unwrap(), [0u8; 8]);
+    assert_eq!(c.get(2).unwrap(), [1, 0, 0, 0, 0, 0, 0, 0, b'x']);
+    assert_eq!(c.get(3).unwrap(), [3, 0, 0, 0, 0, 0, 0, 0, b'z', b'z', b'z']);
+    // A member index past the names is a typed error, not a panic.
+    let mut k = Vec::new();
+    let mut vals = Vec::new();
+    Datum::Uint(9).encode(Mode::Key, &mut vals).unwrap();
+    Datum::Int(9).encode(Mode::Key, &mut vals).unwrap();
+    key::encode_index_key(&mut k, TID, 5, &vals);
+    let bad = MemStore::from_pairs([(k, b"0".to_vec())]);
+    let err = run(&bad, vec![exec(mt::ENUM)], 2, vec![index_range(5)]).unwrap_err();
+    assert!(err.contains("enum value 9"), "{err}");
+    // SET: refused by name.
+    let err = run(&store, vec![exec(mt::SET)], 2, vec![index_range(5)]).unwrap_err();
+    assert!(err.contains("Set (248)"), "{err}");
+}

@@ -119,10 +119,21 @@ fn type_chunk_bytes() {
     assert_eq!(e.get(0).unwrap(), [2, 0, 0, 0, 0, 0, 0, 0, b'b', b'b']);
     assert!(e.is_null(1));
     assert_eq!(e.get(2).unwrap(), [3, 0, 0, 0, 0, 0, 0, 0, b'c', b'c', b'c']);
-    // BIT in TypeChunk is refused by name, not answered with guessed bytes.
+    // BIT(8) in TypeChunk: a variable-length column of the value's low (flen + 7) / 8
+    // big-endian bytes (TiKV `Column::from_vector_value`, TiDB `NewBinaryLiteralFromUint`):
+    // 3 rows, 1 NULL, bitmap 0b101, offsets 0 1 1 2, data 05 ff.
     let sel = run(&dag(vec![scan(TABLE, columns(), false)], vec![3], true));
+    assert_eq!(
+        hex::encode(rows_data(&sel)),
+        "03000000010000000500000000000000000100000000000000010000000000000002000000000000\
+         0005ff"
+    );
+    // Wider than TiKV encodes (BIT flen > 64): refused by name.
+    let mut cols = columns();
+    cols[3] = column_info(4, &tipb::FieldType { flen: Some(65), ..ft_bit() }, false);
+    let sel = run(&dag(vec![scan(TABLE, cols, false)], vec![3], true));
     let err = format!("{:?}", sel.error);
-    assert!(err.contains("Bit"), "{err}");
+    assert!(err.contains("Bit (16) of flen 65"), "{err}");
 }
 
 fn col_ref(offset: i64, f: tipb::FieldType) -> tipb::Expr {

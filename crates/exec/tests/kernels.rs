@@ -117,7 +117,9 @@ fn to_rv(s: Scalar, unsigned: bool) -> RV {
         Scalar::Bytes(b) => RV::Str(b),
         Scalar::DateTime(t) => RV::Time(t),
         Scalar::Duration(d) => RV::Dur(d),
-        Scalar::Json(_) | Scalar::Enum(..) => unreachable!("the schema has no JSON or ENUM"),
+        Scalar::Json(_) | Scalar::Enum(..) | Scalar::Vector(_) => {
+            unreachable!("the schema has no JSON, ENUM or VECTOR")
+        }
     }
 }
 

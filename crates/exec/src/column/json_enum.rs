@@ -1,6 +1,7 @@
-//! Typed access to the JSON and `ENUM` columns (see [`ColData::Json`], [`ColData::Enum`]).
+//! Typed access to the JSON, `ENUM` and `VECTOR(FLOAT32)` columns (see [`ColData::Json`],
+//! [`ColData::Enum`], [`ColData::Vector`]).
 
-use rcop_datum::JsonRef;
+use rcop_datum::{JsonRef, VectorRef};
 
 use super::{BytesVec, ColData, Elem, Scalar, VecCol};
 use crate::types::EvalType;
@@ -100,5 +101,47 @@ impl Elem for EnumT {
     }
     fn to_scalar(v: EnumRef<'_>) -> Scalar {
         Scalar::Enum(v.value, v.name.to_vec())
+    }
+}
+
+/// Marker for the `VECTOR(FLOAT32)` eval type.
+#[derive(Debug)]
+pub struct VecT;
+
+impl Elem for VecT {
+    type R<'a> = VectorRef<'a>;
+    type S<'a> = &'a BytesVec;
+    const ET: EvalType = EvalType::VectorFloat32;
+    #[inline]
+    fn slice(d: &ColData) -> Option<&BytesVec> {
+        match d {
+            ColData::Vector(v) => Some(v),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn get<'a>(s: Self::S<'a>, i: usize) -> VectorRef<'a> {
+        // Every stored value was validated on the way in; a slot out of range reads `[]`.
+        VectorRef::decode(s.get(i)).unwrap_or(VectorRef::EMPTY)
+    }
+    #[inline]
+    fn scalar(s: &Scalar) -> Option<VectorRef<'_>> {
+        match s {
+            Scalar::Vector(v) => VectorRef::decode(v).ok(),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn push(c: &mut VecCol, v: Option<VectorRef<'_>>) {
+        match (&mut c.data, v) {
+            (ColData::Vector(d), Some(x)) => {
+                d.push(x.as_bytes());
+                c.valid.push(true);
+            }
+            _ => c.push_null(),
+        }
+    }
+    fn to_scalar(v: VectorRef<'_>) -> Scalar {
+        Scalar::Vector(v.as_bytes().to_vec())
     }
 }

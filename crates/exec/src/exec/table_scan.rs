@@ -8,13 +8,13 @@ use rcop_datum::codec::Reader;
 use rcop_datum::datum::{self as dm, skip_datum};
 use rcop_datum::decimal::BinI128Decoder;
 use rcop_datum::row::{Column, Projection, Row, RowV1, ValueKind, v2};
-use rcop_datum::{Decimal, Duration, JsonRef, Time, TimeType, Tz, key};
+use rcop_datum::{Decimal, Duration, JsonRef, Time, TimeType, Tz, VectorRef, key};
 use rcop_proto::tipb;
 
 use crate::batch::{Batch, LazyCol};
 use crate::column::{
     BytesT, ColData, DecT, DurT, Elem, EnumRef, EnumT, FixedVec, IntT, JsonT, RealT, Scalar, TimeT,
-    VecCol,
+    VecCol, VecT,
 };
 use crate::ctx::{EvalConfig, EvalContext};
 use crate::error::{Error, Result};
@@ -225,11 +225,12 @@ impl TableRows {
 }
 
 impl ScanCol {
-    /// A column read only from datums and v2 values (an index scan's).
-    pub(super) fn plain(id: i64, ft: FieldType) -> Result<ScanCol> {
+    /// A column read only from datums and v2 values (an index scan's); `elems` are the
+    /// member names of an `ENUM` column (`ColumnInfo.elems`, empty for other types).
+    pub(super) fn plain(id: i64, ft: FieldType, elems: Vec<String>) -> Result<ScanCol> {
         let et = ft.eval_type()?;
         let kind = ft.value_kind()?;
-        Ok(ScanCol { id, ft, et, kind, source: Source::Row, default: None, elems: Vec::new() })
+        Ok(ScanCol { id, ft, et, kind, source: Source::Row, default: None, elems })
     }
 }
 
@@ -359,6 +360,10 @@ pub(super) fn push_v2(col: &ScanCol, b: &[u8], out: &mut VecCol, tz: &Tz) -> Res
     if col.et == EvalType::Enum {
         return push_enum(col, v2::decode_v2_u64(b)?, out);
     }
+    if col.et == EvalType::VectorFloat32 {
+        VecT::push(out, Some(VectorRef::decode(b)?));
+        return Ok(());
+    }
     match col.kind {
         ValueKind::Int => IntT::push(out, Some(v2::decode_v2_i64(b)?)),
         ValueKind::Uint => IntT::push(out, Some(v2::decode_v2_u64(b)? as i64)),
@@ -434,6 +439,19 @@ pub(super) fn push_datum(
             Some(v) => push_enum(col, v, out)?,
             None => out.push_null(),
         },
+        // TiKV `append_vector_float32_datum`: flag 20 then the binary form.
+        EvalType::VectorFloat32 => {
+            let offset = r.pos();
+            match r.read_u8("datum flag")? {
+                dm::flag::NIL => out.push_null(),
+                dm::flag::VECTOR_FLOAT32 => {
+                    let (v, n) = VectorRef::decode_prefix(r.rest())?;
+                    VecT::push(out, Some(v));
+                    r.read_bytes(n, "vector")?;
+                }
+                flag => return Err(rcop_datum::Error::BadFlag { flag, offset }.into()),
+            }
+        }
     }
     Ok(())
 }

@@ -32,6 +32,13 @@ pub fn cmp_scalar(a: &Scalar, b: &Scalar, ft: &FieldType) -> Ordering {
             x.as_ref().compare(&y.as_ref()).unwrap_or(Ordering::Equal)
         }
         (Scalar::Enum(x, _), Scalar::Enum(y, _)) => x.cmp(y),
+        // Vectors by TiKV's `VectorFloat32: Ord` (element-wise, a prefix first).
+        (Scalar::Vector(x), Scalar::Vector(y)) => {
+            match (rcop_datum::VectorRef::decode(x), rcop_datum::VectorRef::decode(y)) {
+                (Ok(x), Ok(y)) => x.cmp_vec(&y),
+                _ => Ordering::Equal,
+            }
+        }
         _ => Ordering::Equal,
     }
 }

@@ -2,7 +2,7 @@
 //! children typed, depth bounded.
 
 use rcop_datum::codec::{self, Reader};
-use rcop_datum::{Decimal, Duration, Json, Time, TimeType};
+use rcop_datum::{Decimal, Duration, Json, Time, TimeType, VectorRef};
 use rcop_proto::tipb;
 
 use crate::column::Scalar;
@@ -127,6 +127,15 @@ fn build_at(
         }
         // MysqlJson: the binary form (type byte and body), validated.
         108 => constant(Scalar::Json(Json::from_binary(val.to_vec())?), EvalType::Json),
+        // TiDBVectorFloat32: the binary form (TiKV `extract_scalar_value_vector_float32`).
+        121 => {
+            let v = VectorRef::decode(val)?;
+            constant(Scalar::Vector(v.as_bytes().to_vec()), EvalType::VectorFloat32)
+        }
+        // MysqlBit, MysqlEnum, MysqlHex, MysqlSet: TiKV refuses them before building
+        // (`check_expr_tree_supported` in tidb_query_expr `types/expr_builder.rs` lists every
+        // accepted ExprType; these four fall to "Blacklist expression type"), and so does
+        // the engine, by name, below.
         201 => {
             let off = codec::decode_i64(&mut exact(val, 8)?)?;
             let col = usize::try_from(off)
@@ -221,6 +230,7 @@ pub fn default_ft(et: EvalType) -> FieldType {
         EvalType::Duration => mt::DURATION,
         EvalType::Json => mt::JSON,
         EvalType::Enum => mt::ENUM,
+        EvalType::VectorFloat32 => mt::TIDB_VECTOR_FLOAT32,
     };
     FieldType::new(tp)
 }

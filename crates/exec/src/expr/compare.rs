@@ -129,7 +129,7 @@ fn compare_kernel(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
         EvalType::DateTime => compare::<TimeT>(n, op, x.arg()?, y.arg()?, |p, q| p.cmp(&q)),
         EvalType::Duration => compare::<DurT>(n, op, x.arg()?, y.arg()?, |p, q| p.cmp(&q)),
         // JSON comparisons are registered (and evaluated) in `expr/json.rs`; ENUM has none.
-        EvalType::Json | EvalType::Enum => {
+        EvalType::Json | EvalType::Enum | EvalType::VectorFloat32 => {
             return Err(Error::invalid(format!("no {t:?} comparison here")));
         }
     })

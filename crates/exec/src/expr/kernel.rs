@@ -195,6 +195,8 @@ pub fn truth_at(v: &Value<'_>, i: usize, ctx: &mut EvalContext) -> Result<bool> 
             !(j.as_i64() == Some(0) || j.as_u64() == Some(0) || j.as_f64() == Some(0.0))
         }
         Scalar::Enum(idx, _) => idx != 0,
+        // A vector is true when it has elements (TiKV `AsMySQLBool for VectorFloat32Ref`).
+        Scalar::Vector(v) => rcop_datum::VectorRef::decode(&v).is_ok_and(|v| !v.is_empty()),
     })
 }
 

@@ -36,6 +36,7 @@ fn x_et(x: &Scalar) -> EvalType {
         Scalar::Duration(_) => EvalType::Duration,
         Scalar::Json(_) => EvalType::Json,
         Scalar::Enum(..) => EvalType::Enum,
+        Scalar::Vector(_) => EvalType::VectorFloat32,
     }
 }
 
@@ -107,6 +108,22 @@ fn encode_key_col(
         ColData::Enum(d) => {
             buf.push(8);
             buf.extend_from_slice(d.get(i).get(..8).unwrap_or(&[0; 8]));
+        }
+        // Vectors group as TiKV's `OrderedFloat` elements hash: -0 as 0, every NaN as one.
+        ColData::Vector(d) => {
+            buf.push(9);
+            let v = <crate::column::VecT as crate::column::Elem>::get(d, i);
+            buf.extend_from_slice(&(v.len() as u32).to_le_bytes());
+            for x in v.iter() {
+                let x = if x == 0.0 {
+                    0.0
+                } else if x.is_nan() {
+                    f32::NAN
+                } else {
+                    x
+                };
+                buf.extend_from_slice(&x.to_bits().to_le_bytes());
+            }
         }
     }
 }

@@ -467,7 +467,7 @@ mod tests {
 
     fn layout(collate: i32, tp: u8, restore: Restore) -> Layout {
         let ft = FieldType { collate, ..FieldType::new(tp) };
-        let col = ScanCol::plain(3, ft).unwrap();
+        let col = ScanCol::plain(3, ft, Vec::new()).unwrap();
         Layout {
             raw: vec![RawCol { col, et: EvalType::Bytes, id: 3, restore }],
             n_index: 1,

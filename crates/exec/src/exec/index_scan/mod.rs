@@ -97,7 +97,8 @@ impl IndexScanExecutor {
         let mut raw = Vec::with_capacity(n_raw);
         for (i, ft) in fts.iter().enumerate() {
             if i < n_raw {
-                let col = ScanCol::plain(id(i), *ft)?;
+                let elems = cols.get(i).map(|c| c.elems.clone()).unwrap_or_default();
+                let col = ScanCol::plain(id(i), *ft, elems)?;
                 let et = ft.eval_type()?;
                 raw.push(RawCol { col, et, id: id(i), restore: restore_kind(ft, et)? });
             } else if i < end {

@@ -317,8 +317,8 @@ fn cast_in(
             let (tp, fsp) = (to_ft.time_type(), to_ft.fsp());
             map1::<DurT, TimeT>(n, v.arg()?, ctx, |d, _| Ok(Some(today.add_duration(&d, tp, fsp)?)))
         }
-        // Casts to and from JSON live in `json`; ENUM casts are not supported here.
-        (T::Json | T::Enum, _) | (_, T::Json | T::Enum) => {
+        // Casts to and from JSON live in `json`; ENUM and vector casts are not supported here.
+        (T::Json | T::Enum | T::VectorFloat32, _) | (_, T::Json | T::Enum | T::VectorFloat32) => {
             Err(Error::invalid(format!("no cast from {from:?} to {to:?} here")))
         }
     }

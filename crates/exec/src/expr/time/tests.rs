@@ -56,7 +56,7 @@ fn arb_scalar(et: EvalType) -> BoxedStrategy<Scalar> {
             .prop_map(|(n, f)| Scalar::Duration(Duration::from_nanos(n, f).unwrap()))
             .boxed(),
         // No time function takes JSON or ENUM arguments.
-        EvalType::Json | EvalType::Enum => Just(Scalar::Null).boxed(),
+        EvalType::Json | EvalType::Enum | EvalType::VectorFloat32 => Just(Scalar::Null).boxed(),
     };
     prop_oneof![1 => Just(Scalar::Null), 6 => v].boxed()
 }
