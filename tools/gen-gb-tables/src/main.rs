@@ -40,8 +40,8 @@ use encoding_rs::{EncoderResult, Encoding, GB18030, GBK};
 
 /// The characters whose GB18030-2022 two-byte codes the old encoders do not produce.
 const NEW_2022: [u32; 18] = [
-    0xFE10, 0xFE11, 0xFE12, 0xFE13, 0xFE14, 0xFE15, 0xFE16, 0xFE17, 0xFE18, 0xFE19, 0x9FB4,
-    0x9FB5, 0x9FB6, 0x9FB7, 0x9FB8, 0x9FB9, 0x9FBA, 0x9FBB,
+    0xFE10, 0xFE11, 0xFE12, 0xFE13, 0xFE14, 0xFE15, 0xFE16, 0xFE17, 0xFE18, 0xFE19, 0x9FB4, 0x9FB5,
+    0x9FB6, 0x9FB7, 0x9FB8, 0x9FB9, 0x9FBA, 0x9FBB,
 ];
 
 const FOUR: u16 = 0xFFFF;
@@ -170,7 +170,9 @@ fn main() {
     }
     write_paged(dir, "gbk_bin", &gbk);
     write_paged(dir, "gb18030_bin", &gb);
-    let ranges: Vec<u8> =
-        runs.iter().flat_map(|(cp, p)| cp.to_le_bytes().into_iter().chain(p.to_le_bytes())).collect();
+    let ranges: Vec<u8> = runs
+        .iter()
+        .flat_map(|(cp, p)| cp.to_le_bytes().into_iter().chain(p.to_le_bytes()))
+        .collect();
     fs::write(dir.join("gb18030_bin.ranges"), ranges).expect("write ranges");
 }

@@ -221,7 +221,10 @@ mod tests {
         assert_eq!(key(Gb::GbkBin, "€".as_bytes()), [0x80]);
         assert_eq!(key(Gb::Gb18030Bin, "\u{E78D}".as_bytes()), [0xA6, 0xD9]);
         // U+0080 is a four-byte code (a larger number than 中's) whose key sorts first.
-        assert_eq!(Gb::Gb18030Bin.compare("\u{80}".as_bytes(), "中".as_bytes(), true), Ordering::Greater);
+        assert_eq!(
+            Gb::Gb18030Bin.compare("\u{80}".as_bytes(), "中".as_bytes(), true),
+            Ordering::Greater
+        );
         assert!(key(Gb::Gb18030Bin, "\u{80}".as_bytes()) < key(Gb::Gb18030Bin, "中".as_bytes()));
     }
 
@@ -257,7 +260,12 @@ mod tests {
             ("A ", &[0x41], &[0x41], &[0x41]),
             ("😃", &[0x3F], &[0x3F], &[0x94, 0x39, 0xFC, 0x39]),
             ("ﷻ", &[0x3F], &[0x3F], &[0x84, 0x30, 0xFE, 0x35]),
-            ("中文", &[0xD6, 0xD0, 0xCE, 0xC4], &[0xD3, 0x21, 0xC1, 0xAD], &[0xD6, 0xD0, 0xCE, 0xC4]),
+            (
+                "中文",
+                &[0xD6, 0xD0, 0xCE, 0xC4],
+                &[0xD3, 0x21, 0xC1, 0xAD],
+                &[0xD6, 0xD0, 0xCE, 0xC4],
+            ),
         ] {
             assert_eq!(key(Gb::GbkBin, s.as_bytes()), gbk, "{s}");
             assert_eq!(key(Gb::GbkChineseCi, s.as_bytes()), ci, "{s}");
