@@ -18,6 +18,16 @@ Sources, one per table:
   weights of UCA 9.0.0 for code points DUCET does not list (core Han FB40, other Han FB80,
   Tangut FB00, the rest FBC0), for code points below 0x2CEA1 (TiKV's table; above it the engine
   computes FBC0 implicit weights at run time, as TiKV does).
+* gbk_chinese_ci: MariaDB 10.11's WEIGHT_STRING under gbk_chinese_ci (MySQL's sort_order_gbk
+  and gbksortorder; TiDB's table derives from MySQL's) of every GBK *code*: the bytes 00..7F
+  and every two-byte code 81..FE x 40..7E/80..FE. It is keyed by code, not by character: the
+  engine maps a character to its GBK code with the gbk_bin table (tools/gen-gb-tables, the
+  WHATWG/Go encoder TiKV uses) and then weighs the code, so MariaDB's own Unicode-to-GBK
+  mapping (which differs for U+20AC, the private-use area, U+4983 ...) is never used. The
+  single byte 0x80 (U+20AC in TiKV's GBK) weighs 0x80 (sort_order_gbk is the identity above
+  0x7F); every other code weighs '?' (0x3F; never looked up).
+
+The gbk_bin and gb18030_bin tables come from tools/gen-gb-tables (Rust, encoding_rs).
 
 Output format (little-endian), for a table NAME covering code points [0, 256 * pages):
 
@@ -214,6 +224,39 @@ def gen_uca0900(out_dir):
     write_uca(out_dir, "uca0900", ncp, weights)
 
 
+def gen_gbk_chinese_ci(out_dir):
+    rows = query(
+        "SELECT seq, HEX(WEIGHT_STRING(CAST(UNHEX(LPAD(HEX(seq), IF(seq < 256, 2, 4), '0')) "
+        "AS CHAR CHARACTER SET gbk) COLLATE gbk_chinese_ci)) FROM seq_0_to_65535 "
+        "WHERE seq < 128 OR ((seq >> 8) BETWEEN 0x81 AND 0xFE "
+        "AND (seq & 255) BETWEEN 0x40 AND 0xFE AND (seq & 255) <> 0x7F)"
+    )
+    codes = [0x3F] * 0x10000
+    for code, hexw in rows:
+        code, w = int(code), int(hexw, 16)
+        want_len = 2 if code < 128 else 4
+        if len(hexw) != want_len or (code >= 256 and w == 0x3F):
+            sys.exit(f"gen-collation-tables: gbk code {code:04X}: weight {hexw!r}")
+        codes[code] = w
+    if len(rows) != 128 + 126 * 190:
+        sys.exit(f"gen-collation-tables: gbk_chinese_ci: {len(rows)} codes from MariaDB")
+    codes[0x80] = 0x80
+    pages = []
+    page_at = {}
+    idx = []
+    for page in range(256):
+        key = tuple(codes[page * 256 : page * 256 + 256])
+        if key not in page_at:
+            page_at[key] = len(pages)
+            pages.append(key)
+        idx.append(page_at[key])
+    with open(os.path.join(out_dir, "gbk_chinese_ci.idx"), "wb") as f:
+        f.write(struct.pack("<256H", *idx))
+    with open(os.path.join(out_dir, "gbk_chinese_ci.page"), "wb") as f:
+        for p in pages:
+            f.write(struct.pack("<256H", *p))
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     default = os.path.join(here, "..", "crates", "exec", "src", "collation", "data")
@@ -222,6 +265,7 @@ def main():
     gen_general_ci(out_dir)
     gen_uca0400(out_dir)
     gen_uca0900(out_dir)
+    gen_gbk_chinese_ci(out_dir)
 
 
 if __name__ == "__main__":

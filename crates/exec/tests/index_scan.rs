@@ -598,8 +598,8 @@ fn entries_tidb_wrote() {
             index_id: Some(3),
             columns: vec![column_info(
                 3,
-                // gbk_bin: a collation the engine does not have.
-                &tipb::FieldType { collate: Some(-87), ..ft(mt::STRING) },
+                // gb18030_chinese_ci: a collation the engine does not have.
+                &tipb::FieldType { collate: Some(-248), ..ft(mt::STRING) },
                 false,
             )],
             ..Default::default()

@@ -267,13 +267,13 @@ fn what_the_worker_cannot_run_stays_local_before_any_estimate() {
     let mut ci = index_scan(1, 2, &[1]);
     if let Some(c) = ci.idx_scan.as_mut().and_then(|i| i.columns.first_mut()) {
         c.tp = Some(15);
-        c.collation = Some(-87); // gbk_bin
+        c.collation = Some(-248); // gb18030_chinese_ci
     }
     let idx = request(vec![ci], 1, ts);
     match plan(&o, &idx, &src).decision {
         Decision::Local(LocalReason::Unsupported { feature, detail }) => {
             assert_eq!(feature, rcop_exec::Feature::Collation);
-            assert!(detail.contains("-87"), "{detail}");
+            assert!(detail.contains("-248"), "{detail}");
         }
         other => panic!("{other:?}"),
     }

@@ -11,12 +11,15 @@
 //! collation, and the engine does the same (see each family's module):
 //!
 //! - byte collations (`binary`, `*_bin`, `utf8mb4_0900_bin`) never look at characters;
+//! - `gbk_bin` and `gb18030_bin` weigh each byte that does not start a valid character '?';
 //! - the `_ci` collations stop at the first invalid sequence: the sort key ends there, and a
 //!   comparison that meets one (on either side, before a difference) answers Equal.
 //!
-//! Weight tables are generated data (`data/`, by `tools/gen-collation-tables.py`).
+//! Weight tables are generated data (`data/`, by `tools/gen-collation-tables.py` and
+//! `tools/gen-gb-tables`).
 
 mod bin;
+mod gb;
 mod general_ci;
 mod uca;
 
@@ -40,6 +43,13 @@ pub enum Collation {
     UnicodeCi,
     /// `utf8mb4_0900_ai_ci`: UCA 9.0.0 (DUCET) primary weights, NO PAD.
     Uca0900AiCi,
+    /// `gbk_bin`: each character weighs its GBK code ('?' when GBK lacks it), PAD SPACE.
+    GbkBin,
+    /// `gbk_chinese_ci`: MySQL's gbk_chinese_ci weight of each character's GBK code, PAD
+    /// SPACE.
+    GbkChineseCi,
+    /// `gb18030_bin`: each character weighs its GB18030 code, PAD SPACE.
+    Gb18030Bin,
 }
 
 /// One row of [`COLLATIONS`].
@@ -60,7 +70,7 @@ const fn row(id: i32, name: &'static str, collation: Option<Collation>) -> Colla
 /// Every collation of TiDB's new framework that TiKV implements, in TiKV's id order; the ones
 /// the engine cannot apply yet carry `None`.
 pub const COLLATIONS: &[CollationInfo] = &[
-    row(-28, "gbk_chinese_ci", None),
+    row(-28, "gbk_chinese_ci", Some(Collation::GbkChineseCi)),
     row(-33, "utf8_general_ci", Some(Collation::GeneralCi)),
     row(-45, "utf8mb4_general_ci", Some(Collation::GeneralCi)),
     row(-46, "utf8mb4_bin", Some(Collation::PadSpaceBin)),
@@ -68,11 +78,13 @@ pub const COLLATIONS: &[CollationInfo] = &[
     row(-63, "binary", Some(Collation::Binary)),
     row(-65, "ascii_bin", Some(Collation::PadSpaceBin)),
     row(-83, "utf8_bin", Some(Collation::PadSpaceBin)),
-    row(-87, "gbk_bin", None),
+    row(-87, "gbk_bin", Some(Collation::GbkBin)),
     row(-192, "utf8_unicode_ci", Some(Collation::UnicodeCi)),
     row(-224, "utf8mb4_unicode_ci", Some(Collation::UnicodeCi)),
+    // MySQL 8's gb18030_chinese_ci weights (a pinyin order of every Han character) are in no
+    // package the project can install; see `gb`.
     row(-248, "gb18030_chinese_ci", None),
-    row(-249, "gb18030_bin", None),
+    row(-249, "gb18030_bin", Some(Collation::Gb18030Bin)),
     row(-255, "utf8mb4_0900_ai_ci", Some(Collation::Uca0900AiCi)),
     row(-309, "utf8mb4_0900_bin", Some(Collation::Binary)),
 ];
@@ -144,6 +156,9 @@ impl Collation {
             Collation::GeneralCi => general_ci::sort_key(s, out),
             Collation::UnicodeCi => uca::UCA0400.sort_key(bin::trim_end_spaces(s), out),
             Collation::Uca0900AiCi => uca::UCA0900.sort_key(s, out),
+            Collation::GbkBin => gb::Gb::GbkBin.sort_key(s, out),
+            Collation::GbkChineseCi => gb::Gb::GbkChineseCi.sort_key(s, out),
+            Collation::Gb18030Bin => gb::Gb::Gb18030Bin.sort_key(s, out),
         }
     }
 
@@ -158,6 +173,9 @@ impl Collation {
                 uca::UCA0400.compare(bin::trim_end_spaces(a), bin::trim_end_spaces(b))
             }
             Collation::Uca0900AiCi => uca::UCA0900.compare(a, b),
+            Collation::GbkBin => gb::Gb::GbkBin.compare(a, b, true),
+            Collation::GbkChineseCi => gb::Gb::GbkChineseCi.compare(a, b, true),
+            Collation::Gb18030Bin => gb::Gb::Gb18030Bin.compare(a, b, true),
         }
     }
 }
@@ -205,12 +223,16 @@ mod tests {
         assert_eq!(Collation::from_id(-33).unwrap(), Collation::GeneralCi);
         assert_eq!(Collation::from_id(-192).unwrap(), Collation::UnicodeCi);
         assert_eq!(Collation::from_id(-255).unwrap(), Collation::Uca0900AiCi);
-        for id in [-28, -87, -248, -249, -1, -2000, i32::MIN] {
+        assert_eq!(Collation::from_id(-87).unwrap(), Collation::GbkBin);
+        assert_eq!(Collation::from_id(-28).unwrap(), Collation::GbkChineseCi);
+        assert_eq!(Collation::from_id(-249).unwrap(), Collation::Gb18030Bin);
+        for id in [-248, -1, -2000, i32::MIN] {
             let e = Collation::from_id(id).unwrap_err();
             assert!(matches!(e, Error::Unsupported { what: Feature::Collation, .. }), "{e}");
             assert!(e.to_string().contains(&id.to_string()), "{e}");
         }
         assert_eq!(collation_name(-87), "gbk_bin");
+        assert_eq!(collation_name(-248), "gb18030_chinese_ci");
         assert_eq!(collation_name(-7), "collation");
     }
 

@@ -49,9 +49,10 @@ pub(super) fn restore_kind(ft: &FieldType, et: EvalType) -> Result<Restore> {
         0.. => Restore::No,
         // binary, utf8mb4_0900_bin: the sort key is the value.
         -63 | -309 => Restore::No,
-        // utf8mb4_bin, utf8_bin, ascii_bin, latin1_bin, gbk_bin, gb18030_bin (TiDB
-        // `collate.IsBinCollation`): only VARCHARs carry restored data.
-        -46 | -83 | -65 | -47 | -87 | -249 => match ft.tp {
+        // utf8mb4_bin, utf8_bin, ascii_bin, latin1_bin (TiDB `collate.IsBinCollation`): only
+        // VARCHARs carry restored data. Not gbk_bin / gb18030_bin: their keys hold GBK /
+        // GB18030 codes, so TiDB stores the whole value.
+        -46 | -83 | -65 | -47 => match ft.tp {
             mt::VARCHAR | mt::VAR_STRING => Restore::TailSpaces,
             _ => Restore::No,
         },
@@ -525,8 +526,10 @@ mod tests {
         // A supported `_ci` collation reads restored data; one the engine lacks is refused.
         let ft = FieldType { collate: -224, ..FieldType::new(mt::VARCHAR) };
         assert!(restore_kind(&ft, EvalType::Bytes).is_ok());
+        let gb18030_ci = FieldType { collate: -248, ..FieldType::new(mt::VARCHAR) };
+        assert!(restore_kind(&gb18030_ci, EvalType::Bytes).is_err());
         let gbk = FieldType { collate: -87, ..FieldType::new(mt::VARCHAR) };
-        assert!(restore_kind(&gbk, EvalType::Bytes).is_err());
+        assert_eq!(restore_kind(&gbk, EvalType::Bytes).unwrap(), Restore::Full);
         let bin = FieldType { collate: -46, ..FieldType::new(mt::VARCHAR) };
         assert_eq!(restore_kind(&bin, EvalType::Bytes).unwrap(), Restore::TailSpaces);
         let char_bin = FieldType { collate: -46, ..FieldType::new(mt::STRING) };
