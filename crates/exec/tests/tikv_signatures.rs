@@ -8,8 +8,6 @@
 //! forms (`DATE_ADD(time, INTERVAL n DAY)` typed as a DATETIME); they are listed in
 //! `NOT_IN_PROTO`.
 
-#![expect(clippy::panic, reason = "test assertions")]
-
 use rcop_exec::Capabilities;
 use rcop_proto::tipb::ScalarFuncSig;
 
