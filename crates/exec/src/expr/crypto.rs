@@ -8,7 +8,7 @@
 //! `UNCOMPRESS` alike). `UNCOMPRESS` never allocates more than the length the input declares,
 //! and a declared length beyond `max_allowed_packet` is NULL with MySQL's warning.
 
-use flate2::{Compression, Decompress, FlushDecompress, Status, write::ZlibEncoder};
+use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
 use sha1::Sha1;
 use sha2::{Digest, Sha224, Sha256, Sha384, Sha512};
 
@@ -127,17 +127,34 @@ fn random_bytes(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
 }
 
 /// `COMPRESS(str)` in MySQL's format; the empty string stays empty.
+///
+/// MySQL calls zlib's `compress()`: one deflate stream at the default level, fed the whole
+/// input with `Z_FINISH`. The engine does the same through zlib itself (flate2's `zlib`
+/// backend, zlib built from source), so the bytes are MySQL's, not just inflatable.
 pub fn compress_one(v: &[u8]) -> Result<Vec<u8>> {
-    use std::io::Write;
     if v.is_empty() {
         return Ok(Vec::new());
     }
     let len = u32::try_from(v.len()).unwrap_or(u32::MAX) & 0x3FFF_FFFF;
-    let mut out = Vec::with_capacity(v.len() / 2 + 16);
+    // zlib's compressBound: the stream never needs more than this.
+    let bound = v.len().saturating_add(v.len() >> 12).saturating_add(v.len() >> 14);
+    let bound = bound.saturating_add(v.len() >> 25).saturating_add(13 + 4 + 1);
+    let mut out = Vec::with_capacity(bound);
     out.extend_from_slice(&len.to_le_bytes());
-    let mut enc = ZlibEncoder::new(out, Compression::default());
-    let done = enc.write_all(v).and_then(|()| enc.finish());
-    let mut out = done.map_err(|e| Error::eval(ER_ZLIB_Z_BUF_ERROR, format!("compress: {e}")))?;
+    let mut z = Compress::new(Compression::default(), true);
+    loop {
+        let read = usize::try_from(z.total_in()).unwrap_or(usize::MAX);
+        let rest = v.get(read..).unwrap_or_default();
+        if out.len() == out.capacity() {
+            out.reserve(out.capacity().max(64));
+        }
+        let status = z
+            .compress_vec(rest, &mut out, FlushCompress::Finish)
+            .map_err(|e| Error::eval(ER_ZLIB_Z_BUF_ERROR, format!("compress: {e}")))?;
+        if status == Status::StreamEnd {
+            break;
+        }
+    }
     if out.last() == Some(&b' ') {
         out.push(b'.');
     }

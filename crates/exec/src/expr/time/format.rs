@@ -75,7 +75,21 @@ fn num(out: &mut Vec<u8>, v: u32, width: usize) {
     for _ in n..width {
         out.push(b'0');
     }
-    out.extend_from_slice(digits.get(digits.len() - n..).unwrap_or(&[]));
+    put(out, digits.get(digits.len() - n..).unwrap_or(&[]));
+}
+
+/// Appends `s`: short pieces (literals, names, suffixes) byte by byte, which is cheaper than
+/// a `memcpy` call for a few bytes and is most of what a format writes.
+#[inline]
+fn put(out: &mut Vec<u8>, s: &[u8]) {
+    if s.len() <= 16 {
+        out.reserve(s.len());
+        for &b in s {
+            out.push(b);
+        }
+    } else {
+        out.extend_from_slice(s);
+    }
 }
 
 /// Formats `t` by `toks` into `out`; `false` when a specifier has no value for `t`.
@@ -87,7 +101,7 @@ pub(super) fn format_into(t: &Time, toks: &[Tok<'_>], out: &mut Vec<u8>) -> bool
     for tok in toks {
         let c = match tok {
             Tok::Lit(l) => {
-                out.extend_from_slice(l);
+                put(out, l);
                 continue;
             }
             Tok::Spec(c) => *c,
@@ -98,14 +112,14 @@ pub(super) fn format_into(t: &Time, toks: &[Tok<'_>], out: &mut Vec<u8>) -> bool
                     return false;
                 }
                 let name = month_name_of(t).as_bytes();
-                out.extend_from_slice(if c == b'M' { name } else { name.get(..3).unwrap_or(name) });
+                put(out, if c == b'M' { name } else { name.get(..3).unwrap_or(name) });
             }
             b'W' | b'a' => {
                 if mo == 0 && y == 0 {
                     return false;
                 }
                 let name = day_name_of(t).as_bytes();
-                out.extend_from_slice(if c == b'W' { name } else { name.get(..3).unwrap_or(name) });
+                put(out, if c == b'W' { name } else { name.get(..3).unwrap_or(name) });
             }
             b'w' => {
                 if mo == 0 && y == 0 {
@@ -124,7 +138,7 @@ pub(super) fn format_into(t: &Time, toks: &[Tok<'_>], out: &mut Vec<u8>) -> bool
                         _ => b"th",
                     },
                 };
-                out.extend_from_slice(suffix);
+                put(out, suffix);
             }
             b'Y' => num(out, y, 4),
             b'y' => num(out, y % 100, 2),
@@ -142,14 +156,14 @@ pub(super) fn format_into(t: &Time, toks: &[Tok<'_>], out: &mut Vec<u8>) -> bool
             b'h' | b'I' => num(out, h12, 2),
             b'l' => num(out, h12, 1),
             b'i' => num(out, mi, 2),
-            b'p' => out.extend_from_slice(if h % 24 < 12 { b"AM" } else { b"PM" }),
+            b'p' => put(out, if h % 24 < 12 { b"AM" } else { b"PM" }),
             b'r' => {
                 num(out, h12, 2);
                 out.push(b':');
                 num(out, mi, 2);
                 out.push(b':');
                 num(out, s, 2);
-                out.extend_from_slice(if h % 24 < 12 { b" AM" } else { b" PM" });
+                put(out, if h % 24 < 12 { b" AM" } else { b" PM" });
             }
             b'S' | b's' => num(out, s, 2),
             b'T' => {

@@ -4,8 +4,10 @@
 //! A constant format is scanned once per batch.
 //!
 //! A value that does not match the format, or a date that does not exist, is NULL with a
-//! warning; text left after the format is a truncation warning. Week specifiers (`%U %u %V
-//! %v %X %x`) and `%w %W %a` are read but, as in TiDB, do not fix the date.
+//! warning; text left after the format is a truncation warning. A week (`%U %u %V %v`) with a
+//! weekday (`%w %W %a`) fixes the date as MySQL 8 does: `%V`/`%v` need the year of `%X`/`%x`
+//! (Sunday-first with Sunday-first), `%U`/`%u` the year of `%Y`. (TiKV reads these
+//! specifiers but ignores them; the engine gives MySQL's date.)
 
 use rcop_datum::time::calendar;
 use rcop_datum::{Duration, Time, TimeType};
@@ -46,7 +48,22 @@ struct Fields {
     usa: bool,
     /// `%p`: 0 (AM) or 12 (PM).
     daypart: Option<u32>,
+    /// `%W %a %w`: 1 (Monday) to 7 (Sunday), 0 when not read.
+    weekday: u32,
+    /// `%U %u %V %v`: the week number.
+    week: Option<u32>,
+    /// The week specifier counts weeks from Sunday (`%U %V`).
+    sunday_first: bool,
+    /// The week specifier is `%V`/`%v` (week 1 is the first with a day in the year).
+    strict_week: bool,
+    /// `%X %x`: the year of a `%V`/`%v` week.
+    week_year: Option<u32>,
+    /// That year came from `%X` (Sunday-first).
+    week_year_sunday: bool,
 }
+
+/// MySQL's largest day number (9999-12-31).
+const MAX_DAY_NUMBER: i64 = 3_652_424;
 
 /// A cursor over the value.
 struct Input<'a> {
@@ -179,12 +196,21 @@ fn read(toks: &[Tok<'_>], input: &mut Input<'_>, f: &mut Fields) -> bool {
                 input.s = input.s.get(2..).unwrap_or(&[]);
                 Some(())
             }
-            b'W' => input.name(&DAYS, None).map(|_| ()),
-            b'a' => input.name(&DAYS, Some(3)).map(|_| ()),
-            b'w' => input.num(1).map(|_| ()),
+            b'W' => input.name(&DAYS, None).map(|v| f.weekday = v),
+            b'a' => input.name(&DAYS, Some(3)).map(|v| f.weekday = v),
+            // 0 is Sunday.
+            b'w' => input.num(1).filter(|v| *v < 7).map(|v| f.weekday = if v == 0 { 7 } else { v }),
             b'j' => input.num(3).map(|v| f.yearday = v),
-            b'U' | b'u' | b'V' | b'v' => input.num(2).map(|_| ()),
-            b'X' | b'x' => input.num(4).map(|_| ()),
+            b'U' | b'u' | b'V' | b'v' => {
+                f.sunday_first = matches!(spec, b'U' | b'V');
+                f.strict_week = matches!(spec, b'V' | b'v');
+                let strict = f.strict_week;
+                input.num(2).filter(|w| *w <= 53 && !(strict && *w == 0)).map(|w| f.week = Some(w))
+            }
+            b'X' | b'x' => input.num(4).map(|y| {
+                f.week_year = Some(y);
+                f.week_year_sunday = spec == b'X';
+            }),
             b'r' => {
                 f.usa = true;
                 Some(()).filter(|_| read(&scan(b"%I:%i:%S %p"), input, f))
@@ -239,8 +265,38 @@ fn parse(toks: &[Tok<'_>], s: &[u8]) -> Option<(Fields, bool)> {
         }
         (f.month, f.day) = (m, d);
     }
+    if let Some(week) = f.week.filter(|_| f.weekday != 0) {
+        (f.year, f.month, f.day) = week_date(&f, week)?;
+    }
     let rest = input.s.iter().any(|b| !b.is_ascii_whitespace());
     Some((f, rest))
+}
+
+/// The date of a week and weekday, as MySQL's `extract_date_time`; `None` when the week
+/// specifier and its year do not go together or the day is out of range.
+fn week_date(f: &Fields, week: u32) -> Option<(u32, u32, u32)> {
+    let year = if f.strict_week {
+        // %V needs %X, %v needs %x.
+        f.week_year.filter(|_| f.week_year_sunday == f.sunday_first)?
+    } else if f.week_year.is_some() {
+        // %U and %u go with %Y, not %X or %x.
+        return None;
+    } else {
+        f.year
+    };
+    let first = calendar::day_number(year, 1, 1);
+    let first_weekday = i64::from(calendar::weekday_of(first, f.sunday_first));
+    let weeks = (i64::from(week) - 1) * 7;
+    let wd = i64::from(f.weekday);
+    let days = if f.sunday_first {
+        first + if first_weekday == 0 { 0 } else { 7 } - first_weekday + weeks + wd % 7
+    } else {
+        first + if first_weekday <= 3 { 0 } else { 7 } - first_weekday + weeks + wd - 1
+    };
+    if days <= 0 || days > MAX_DAY_NUMBER {
+        return None;
+    }
+    Some(calendar::date_from_day_number(days))
 }
 
 /// The rows of a call, parsed: the kernel maps each row's fields to its result.
@@ -345,5 +401,20 @@ mod tests {
         assert_eq!(p("9", "%m"), Some((0, 9, 0, 0, 0, 0, 0)));
         assert_eq!(p("10:11:12 PM", "%r").map(|t| t.3), Some(22));
         assert_eq!(p("12.5", "%s.%f").map(|t| t.6), Some(500_000));
+    }
+
+    #[test]
+    fn weeks_fix_the_date() {
+        let d = |s: &str, f: &str| p(s, f).map(|t| (t.0, t.1, t.2));
+        // The MySQL manual: '200442 Monday', '%X%V %W' is 2004-10-18.
+        assert_eq!(d("200442 Monday", "%X%V %W"), Some((2004, 10, 18)));
+        // Monday-first ISO weeks: week 42 of 2004 starts a week earlier.
+        assert_eq!(d("2004 42 Mon", "%x %v %a"), Some((2004, 10, 11)));
+        // %V without %X, %U with %X: no date.
+        assert_eq!(d("42 Monday", "%V %W"), None);
+        assert_eq!(d("2004 42 1", "%X %U %w"), None);
+        // A week without a weekday leaves the date alone.
+        assert_eq!(d("2004 42", "%Y %U"), Some((2004, 0, 0)));
+        assert_eq!(d("2021 00 0", "%Y %U %w"), Some((2020, 12, 27)));
     }
 }

@@ -48,6 +48,11 @@ fn arb_scalar(et: EvalType) -> BoxedStrategy<Scalar> {
             Just(b"2020-02-29 23:59:59.5".to_vec()),
             Just(b"838:59:59".to_vec()),
             Just(b"%Y-%m-%d %H:%i:%s.%f %U %u %V %v %X %x %j %D %W %M".to_vec()),
+            // A week with a weekday fixes the date in STR_TO_DATE.
+            Just(b"%X %V %W".to_vec()),
+            Just(b"%Y %u %w".to_vec()),
+            Just(b"9999 53 Sunday".to_vec()),
+            Just(b"0000 1 1".to_vec()),
         ]
         .prop_map(Scalar::Bytes)
         .boxed(),
