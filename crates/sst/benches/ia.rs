@@ -12,8 +12,8 @@ use std::time::Duration;
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use rcop_sst::{
-    Backend, BlockCache, Compression, DiskCap, FileId, IaCache, IaConfig, MetaCache,
-    ReaderOptions, SstReader, SstStore, StoreConfig, Table,
+    Backend, BlockCache, Compression, DiskCap, FileId, IaCache, IaConfig, MetaCache, ReaderOptions,
+    SstReader, SstStore, StoreConfig, Table,
 };
 
 mod common;
@@ -36,12 +36,18 @@ fn ia_config(dir: &std::path::Path) -> IaConfig {
 }
 
 fn reader(store: &Arc<SstStore>, ia: &IaCache) -> SstReader {
-    SstReader::new(store.clone(), BlockCache::new(0), MetaCache::new(64 << 20), ReaderOptions::default())
-        .with_ia(ia.clone())
+    SstReader::new(
+        store.clone(),
+        BlockCache::new(0),
+        MetaCache::new(64 << 20),
+        ReaderOptions::default(),
+    )
+    .with_ia(ia.clone())
 }
 
 fn bench(c: &mut Criterion) {
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let rt =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let root = Dir(std::env::temp_dir().join(format!("rcop-ia-bench-{}", std::process::id())));
     let store = Arc::new(
         SstStore::from_config(

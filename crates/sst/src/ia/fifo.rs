@@ -92,7 +92,12 @@ pub(crate) struct Sizes {
 }
 
 impl Fifo {
-    pub(crate) fn new(small_cap: u64, main_cap: u64, segment_size: u64, interval: Duration) -> Self {
+    pub(crate) fn new(
+        small_cap: u64,
+        main_cap: u64,
+        segment_size: u64,
+        interval: Duration,
+    ) -> Self {
         let ghost_cap = usize::try_from(main_cap / segment_size.max(1)).unwrap_or(usize::MAX);
         Fifo {
             map: HashMap::new(),
@@ -173,10 +178,8 @@ impl Fifo {
         if self.ghost_set.remove(&key) {
             let mut evicted = Vec::new();
             if self.reserve(key.disk_len(), &mut evicted) {
-                self.map.insert(
-                    key,
-                    Entry { mem: None, disk: Disk::Writing, freq: 0, bumped: None },
-                );
+                self.map
+                    .insert(key, Entry { mem: None, disk: Disk::Writing, freq: 0, bumped: None });
                 self.main.push_back(key);
                 return (true, evicted);
             }
@@ -347,7 +350,11 @@ impl Fifo {
 
     /// Segments of `id` on disk (for the collector).
     pub(crate) fn disk_segments_of(&self, id: FileId) -> Vec<SegKey> {
-        self.map.iter().filter(|(k, e)| k.file == id && e.disk != Disk::None).map(|(k, _)| *k).collect()
+        self.map
+            .iter()
+            .filter(|(k, e)| k.file == id && e.disk != Disk::None)
+            .map(|(k, _)| *k)
+            .collect()
     }
 }
 

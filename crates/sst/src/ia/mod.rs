@@ -250,7 +250,8 @@ impl IaCache {
         let root = cfg.data_dir.join("ia");
         let seg_dir = root.join("segment");
         let meta_dir = root.join("meta");
-        let writable = disk::ensure_writable(&seg_dir).and_then(|()| disk::ensure_writable(&meta_dir));
+        let writable =
+            disk::ensure_writable(&seg_dir).and_then(|()| disk::ensure_writable(&meta_dir));
         let main_cap = match (cfg.disk_cap, &writable) {
             (_, Err(_)) => 0,
             (DiskCap::Bytes(b), _) => b,
@@ -260,7 +261,12 @@ impl IaCache {
                 .unwrap_or(0),
         };
         let inner = Inner {
-            fifo: Mutex::new(Fifo::new(cfg.mem_cap, main_cap, cfg.segment_size, cfg.freq_update_interval)),
+            fifo: Mutex::new(Fifo::new(
+                cfg.mem_cap,
+                main_cap,
+                cfg.segment_size,
+                cfg.freq_update_interval,
+            )),
             seg_dir,
             meta_dir,
             disk_enabled: AtomicBool::new(writable.is_ok()),
@@ -287,10 +293,16 @@ impl IaCache {
                 inner.fallback("unwritable");
             }
             Ok(()) => {
-                if let Some(old) = std::fs::read(root.join("manifest")).ok().and_then(|b| format::parse_manifest(&b))
+                if let Some(old) = std::fs::read(root.join("manifest"))
+                    .ok()
+                    .and_then(|b| format::parse_manifest(&b))
                     && old != main_cap
                 {
-                    tracing::info!(old, new = main_cap, "disk cache capacity changed since the manifest");
+                    tracing::info!(
+                        old,
+                        new = main_cap,
+                        "disk cache capacity changed since the manifest"
+                    );
                 }
                 let seq = inner.seq.fetch_add(1, Ordering::Relaxed);
                 if let Err(e) = write_manifest(&root, main_cap, seq) {
@@ -412,7 +424,9 @@ impl IaCache {
             Err(e) => return Some(Err(e)),
         };
         let out = match parts.as_slice() {
-            [one] => one.slice((range.start - keys[0].start) as usize..(range.end - keys[0].start) as usize),
+            [one] => one.slice(
+                (range.start - keys[0].start) as usize..(range.end - keys[0].start) as usize,
+            ),
             _ => {
                 let mut v = Vec::with_capacity((range.end - range.start) as usize);
                 for (k, p) in keys.iter().zip(&parts) {
@@ -426,7 +440,12 @@ impl IaCache {
         Some(Ok(out))
     }
 
-    async fn segment(&self, store: &Arc<SstStore>, key: SegKey, req: Option<&IaRequest>) -> Result<Bytes> {
+    async fn segment(
+        &self,
+        store: &Arc<SstStore>,
+        key: SegKey,
+        req: Option<&IaRequest>,
+    ) -> Result<Bytes> {
         let started = Instant::now();
         let now = Instant::now();
         let access = lock(&self.inner.fifo).access(key, now);
@@ -474,7 +493,8 @@ impl IaCache {
     /// The metadata file of `id`: `(start, file size, bytes [start, size))`, verified.
     /// A bad file is deleted and `None` returned.
     pub(crate) async fn read_meta(&self, id: FileId) -> Option<(u64, u64, Bytes)> {
-        if !self.inner.disk_enabled.load(Ordering::Relaxed) || !lock(&self.inner.fifo).has_meta(id) {
+        if !self.inner.disk_enabled.load(Ordering::Relaxed) || !lock(&self.inner.fifo).has_meta(id)
+        {
             return None;
         }
         let inner = self.inner.clone();
@@ -526,7 +546,13 @@ impl IaCache {
         let _ = tokio::task::spawn_blocking(move || {
             inner.delete_segments(&evicted);
             let seq = inner.seq.fetch_add(1, Ordering::Relaxed);
-            if let Err(e) = disk::write_atomic(&inner.meta_dir, &format::meta_name(id), &payload, seq, &inner.usage) {
+            if let Err(e) = disk::write_atomic(
+                &inner.meta_dir,
+                &format::meta_name(id),
+                &payload,
+                seq,
+                &inner.usage,
+            ) {
                 inner.write_failed(&e, "metadata");
                 lock(&inner.fifo).drop_meta(id);
             }
@@ -578,13 +604,23 @@ impl Inner {
 
     /// The body of one segment's flight: the disk copy if there is a good one, else one
     /// ranged GET. Returns the bytes and whether they came from object storage.
-    async fn load(self: Arc<Self>, store: Arc<SstStore>, key: SegKey, keyspace: u32) -> Result<(Bytes, bool)> {
+    async fn load(
+        self: Arc<Self>,
+        store: Arc<SstStore>,
+        key: SegKey,
+        keyspace: u32,
+    ) -> Result<(Bytes, bool)> {
         let res = self.clone().load_inner(store, key, keyspace).await;
         lock(&self.flights).remove(&key);
         res
     }
 
-    async fn load_inner(self: Arc<Self>, store: Arc<SstStore>, key: SegKey, keyspace: u32) -> Result<(Bytes, bool)> {
+    async fn load_inner(
+        self: Arc<Self>,
+        store: Arc<SstStore>,
+        key: SegKey,
+        keyspace: u32,
+    ) -> Result<(Bytes, bool)> {
         let started = Instant::now();
         // Re-check under the flight: another flight may have filled it since. (The guard
         // must not live into the `if let`: it would be held across the awaits below.)
@@ -609,8 +645,15 @@ impl Inner {
         }
         let ks = self.keyspace_semaphore(keyspace);
         let fetched = {
-            let _g = self.global.acquire().await.map_err(|e| Error::TaskFailed { file_id: key.file, reason: e.to_string() })?;
-            let _k = ks.acquire().await.map_err(|e| Error::TaskFailed { file_id: key.file, reason: e.to_string() })?;
+            let _g = self
+                .global
+                .acquire()
+                .await
+                .map_err(|e| Error::TaskFailed { file_id: key.file, reason: e.to_string() })?;
+            let _k = ks
+                .acquire()
+                .await
+                .map_err(|e| Error::TaskFailed { file_id: key.file, reason: e.to_string() })?;
             store.get_range(key.file, key.start..key.end).await?
         };
         self.misses.fetch_add(1, Ordering::Relaxed);
@@ -673,7 +716,8 @@ impl Inner {
 
     fn write_failed(&self, e: &std::io::Error, what: &'static str) {
         self.write_errors.fetch_add(1, Ordering::Relaxed);
-        let reason = if e.kind() == std::io::ErrorKind::StorageFull { "disk_full" } else { "write_error" };
+        let reason =
+            if e.kind() == std::io::ErrorKind::StorageFull { "disk_full" } else { "write_error" };
         tracing::warn!(error = %e, what, reason, "disk cache write failed; serving from object storage");
         self.fallback(reason);
     }
