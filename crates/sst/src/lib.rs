@@ -88,6 +88,8 @@ mod compress;
 mod error;
 mod filter;
 mod footer;
+#[cfg(feature = "object-store")]
+pub mod ia;
 mod index;
 mod l0;
 mod props;
@@ -107,6 +109,11 @@ pub use compress::MAX_BLOCK_SIZE;
 pub use error::{CorruptKind, CorruptReason, Error, Result, SharedSource};
 pub use filter::{FILTER_BINARY_FUSE8, FILTER_NONE, key_hash};
 pub use footer::{FOOTER_SIZE, Footer, MAGIC, MAGIC_SPLIT_L0, TABLE_FORMAT_VERSION};
+#[cfg(feature = "object-store")]
+pub use ia::{
+    DiskCap, GcReport, IaCache, IaConfig, IaObserver, IaRequest, IaRequestStats, IaStats,
+    LocalGcConfig,
+};
 pub use index::{BlockHandle, INDEX_FORMAT_V1};
 pub use l0::{CF_EXTRA, CF_LOCK, CF_WRITE, L0_FOOTER_SIZE, L0_MAGIC, L0Builder, L0Table, NUM_CFS};
 pub use props::Properties;

@@ -14,6 +14,7 @@ use crate::block::Block;
 use crate::cache::{BlockCache, MetaCache};
 use crate::error::{CorruptKind, Error, Result};
 use crate::footer::FOOTER_SIZE;
+use crate::ia::{IaCache, IaRequest};
 use crate::index::BlockHandle;
 use crate::l0::L0Table;
 use crate::store::{SstStore, Tail};
@@ -87,6 +88,8 @@ pub struct SstReader {
     blocks: BlockCache,
     metas: MetaCache,
     opts: ReaderOptions,
+    ia: Option<IaCache>,
+    req: Option<IaRequest>,
 }
 
 /// One planned ranged read covering adjacent blocks.
@@ -186,7 +189,42 @@ impl SstReader {
         metas: MetaCache,
         opts: ReaderOptions,
     ) -> Self {
-        SstReader { store, blocks, metas, opts }
+        SstReader { store, blocks, metas, opts, ia: None, req: None }
+    }
+
+    /// Reads through the disk cache `ia`: metadata from its local files, block bytes from
+    /// its segments (of files opened with [`open`](Self::open)).
+    #[must_use]
+    pub fn with_ia(mut self, ia: IaCache) -> Self {
+        self.ia = Some(ia);
+        self
+    }
+
+    /// The disk cache, when there is one.
+    pub fn ia(&self) -> Option<&IaCache> {
+        self.ia.as_ref()
+    }
+
+    /// A clone whose reads are for `req`: bounded by its keyspace's object-store
+    /// concurrency and counted in its [`IaRequestStats`](crate::IaRequestStats).
+    #[must_use]
+    pub fn for_request(&self, req: IaRequest) -> Self {
+        let mut r = self.clone();
+        r.req = Some(req);
+        r
+    }
+
+    /// Stored bytes `range` of `meta`'s file: through the disk cache's segments when the
+    /// file is cached there (opened through this reader's [`open`](Self::open)), else one
+    /// ranged read.
+    pub async fn read_range(&self, meta: &TableMeta, range: Range<u64>) -> Result<Bytes> {
+        if let Some(ia) = &self.ia
+            && ia.covers(meta.file_id())
+            && let Some(r) = ia.read(&self.store, meta, range.clone(), self.req.as_ref()).await
+        {
+            return r;
+        }
+        self.store.get_range(meta.file_id(), range).await
     }
 
     /// The store.
@@ -214,8 +252,19 @@ impl SstReader {
             .map_or(Tail::Last(self.opts.open_read_size.max(FOOTER_SIZE as u64)), |o| {
                 Tail::From(u64::from(o))
             });
+        let ia = self.ia.clone();
         self.metas
             .get_or_load(id, async move {
+                if let Some(ia) = &ia
+                    && let Some((start, size, tail)) = ia.read_meta(id).await
+                {
+                    match run_blocking(id, move || TableMeta::from_tail(id, 0, tail, start, size))
+                        .await
+                    {
+                        Ok(meta) => return Ok(Arc::new(meta)),
+                        Err(_) => ia.discard_meta(id).await,
+                    }
+                }
                 let (mut tail, mut start, size) = store.get_tail(id, first).await?;
                 // A tail shorter than the footer fails here as Truncated.
                 let footer = TableMeta::footer_of(id, &tail, size)?;
@@ -235,8 +284,12 @@ impl SstReader {
                     tail = Bytes::copy_from_slice(tail.get(skip..).unwrap_or_default());
                     start = index_offset;
                 }
+                let kept = tail.clone();
                 let meta = run_blocking(id, move || TableMeta::from_tail(id, 0, tail, start, size))
                     .await?;
+                if let Some(ia) = &ia {
+                    ia.write_meta(id, start, size, kept).await;
+                }
                 Ok(Arc::new(meta))
             })
             .await
@@ -253,13 +306,12 @@ impl SstReader {
     /// (concurrent misses fetch once).
     pub async fn block(&self, meta: &Arc<TableMeta>, handle: BlockHandle) -> Result<Block> {
         let key = meta.block_key(handle);
-        let store = self.store.clone();
+        let reader = self.clone();
         let meta = meta.clone();
         self.blocks
             .get_or_load(key, async move {
                 let abs = u64::from(key.offset);
-                let stored =
-                    store.get_range(meta.file_id(), abs..abs + u64::from(handle.len)).await?;
+                let stored = reader.read_range(&meta, abs..abs + u64::from(handle.len)).await?;
                 let id = meta.file_id();
                 run_blocking(id, move || meta.decode_block(handle, &stored)).await
             })
@@ -325,7 +377,7 @@ impl SstReader {
         let sem = Arc::new(Semaphore::new(self.opts.max_concurrent_reads.max(1)));
         let mut loads: Vec<BoxFuture<'_, Result<(u32, Block)>>> = Vec::new();
         for read in plan.reads {
-            let store = self.store.clone();
+            let reader = self.clone();
             let sem = sem.clone();
             let meta2 = meta.clone();
             let blocks = read.blocks.clone();
@@ -335,7 +387,7 @@ impl SstReader {
                     .acquire_owned()
                     .await
                     .map_err(|e| Error::TaskFailed { file_id: id, reason: e.to_string() })?;
-                let bytes = store.get_range(id, range.clone()).await?;
+                let bytes = reader.read_range(&meta2, range.clone()).await?;
                 run_blocking(id, move || {
                     blocks
                         .iter()
