@@ -74,7 +74,7 @@ pub enum DelegateOutcome {
         attempts: u32,
     },
     /// A coprocessor error for TiDB: `region_error`, `locked` or `other_error` set.
-    Error(coprocessor::Response),
+    Error(Box<coprocessor::Response>),
 }
 
 /// Calls storage nodes' `tikvpb.Tikv/DelegateCoprocessor`: resolves the store, keeps one
@@ -177,7 +177,7 @@ impl DelegateClient {
             attempts += 1;
             let failure = match self.attempt(store_id, &delegate, deadline).await {
                 Attempt::Done(resp) => {
-                    return classify(resp, attempts, || {
+                    return classify(*resp, attempts, || {
                         // The node is not the store TiDB meant: look it up again next time.
                         self.resolver.invalidate(store_id);
                     });
@@ -185,7 +185,7 @@ impl DelegateClient {
                 Attempt::Fatal(reason) => return other_error(&reason),
                 Attempt::Busy(e) => {
                     self.retried("busy");
-                    last_busy = Some(e);
+                    last_busy = Some(*e);
                     None
                 }
                 Attempt::Network(reason) => {
@@ -203,10 +203,10 @@ impl DelegateClient {
                         failure.as_deref().unwrap_or("deadline")
                     ))
                 });
-                return DelegateOutcome::Error(coprocessor::Response {
+                return DelegateOutcome::Error(Box::new(coprocessor::Response {
                     region_error: Some(e),
                     ..Default::default()
-                });
+                }));
             }
             tracing::debug!(store_id, attempts, ?delay, failure, "retrying delegate");
             tokio::time::sleep(delay).await;
@@ -239,8 +239,8 @@ impl DelegateClient {
             Ok(Ok(resp)) => {
                 let resp = resp.into_inner();
                 match &resp.region_error {
-                    Some(e) if e.server_is_busy.is_some() => Attempt::Busy(e.clone()),
-                    _ => Attempt::Done(resp),
+                    Some(e) if e.server_is_busy.is_some() => Attempt::Busy(Box::new(e.clone())),
+                    _ => Attempt::Done(Box::new(resp)),
                 }
             }
             Ok(Err(status)) => match status.code() {
@@ -259,8 +259,8 @@ impl DelegateClient {
 }
 
 enum Attempt {
-    Done(DelegateResponse),
-    Busy(errorpb::Error),
+    Done(Box<DelegateResponse>),
+    Busy(Box<errorpb::Error>),
     Network(String),
     Fatal(String),
 }
@@ -274,16 +274,16 @@ fn classify(
         if e.store_not_match.is_some() {
             store_not_match();
         }
-        return DelegateOutcome::Error(coprocessor::Response {
+        return DelegateOutcome::Error(Box::new(coprocessor::Response {
             region_error: Some(e),
             ..Default::default()
-        });
+        }));
     }
     if let Some(l) = resp.locked {
-        return DelegateOutcome::Error(coprocessor::Response {
+        return DelegateOutcome::Error(Box::new(coprocessor::Response {
             locked: Some(l),
             ..Default::default()
-        });
+        }));
     }
     if !resp.other_error.is_empty() {
         return other_error(&format!("storage node: {}", resp.other_error));
@@ -292,10 +292,10 @@ fn classify(
 }
 
 fn other_error(text: &str) -> DelegateOutcome {
-    DelegateOutcome::Error(coprocessor::Response {
+    DelegateOutcome::Error(Box::new(coprocessor::Response {
         other_error: text.to_owned(),
         ..Default::default()
-    })
+    }))
 }
 
 fn busy_error(reason: &str) -> errorpb::Error {
@@ -356,7 +356,7 @@ impl Worker {
             DelegateOutcome::Parts { mem_data, change_set, attempts } => {
                 (mem_data, change_set, attempts)
             }
-            DelegateOutcome::Error(resp) => return self.grpc_cop_error(resp),
+            DelegateOutcome::Error(resp) => return self.grpc_cop_error(*resp),
         };
         let delegate_time = received.elapsed();
         let decode = move || -> Result<_> {
