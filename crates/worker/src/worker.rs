@@ -201,6 +201,7 @@ impl WorkerBuilder {
 /// `path` label of the HTTP offload (the second way).
 pub(crate) const PATH_HTTP: &str = "http";
 /// `path` label of the gRPC delegate path (the first way).
+#[cfg_attr(not(feature = "grpc"), allow(dead_code))]
 pub(crate) const PATH_GRPC: &str = "grpc";
 
 /// Per-request facts for the log line and the exec details.
