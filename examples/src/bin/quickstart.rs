@@ -176,7 +176,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         println!("\n== {} ==\n   {}", query.name, query.sql);
         println!("   decision: {path}");
         println!(
-            "   time: second way (node -> worker, HTTP) {second:.1?}; first way (TiDB -> worker -> node, gRPC) {first:.1?}; first - second {:+.1} ms (median of {repeat})",
+            "   time: second way (TiDB -> node, which decides) {second:.1?}; first way (TiDB -> worker -> node, gRPC) {first:.1?}; first - second {:+.1} ms (median of {repeat})",
             (first.as_secs_f64() - second.as_secs_f64()) * 1e3
         );
         if !delegated.other_error.is_empty()
