@@ -14,6 +14,8 @@ const PROTO_FILES: &[&str] = &[
     "kvproto/errorpb.proto",
     "kvproto/kvrpcpb.proto",
     "kvproto/coprocessor.proto",
+    "kvproto/tikvpb.proto",
+    "kvproto/pdpb.proto",
     "tipb/schema.proto",
     "tipb/expression.proto",
     "tipb/executor.proto",
@@ -28,6 +30,23 @@ fn main() -> Result<(), Box<dyn Error>> {
     }
 
     let fds = protox::compile(PROTO_FILES, [PROTO_ROOT])?;
-    prost_build::Config::new().bytes(["."]).compile_fds(fds)?;
+    let mut config = prost_build::Config::new();
+    config.bytes(["."]);
+    // Feature `grpc`: tonic's service generator writes the servers and clients of the
+    // `service` blocks into the same modules; without it only messages are generated.
+    #[cfg(feature = "grpc")]
+    config.service_generator(
+        tonic_prost_build::configure()
+            .build_transport(false)
+            .generate_default_stubs(true)
+            .service_generator(),
+    );
+    config.compile_fds(fds)?;
+    // `tikvpb` declares only a service: without the `grpc` feature prost writes no file for
+    // it, and `src/lib.rs` includes an empty module instead.
+    let tikvpb = std::path::Path::new(&std::env::var("OUT_DIR")?).join("tikvpb.rs");
+    if !tikvpb.exists() {
+        std::fs::write(tikvpb, "")?;
+    }
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! The example storage node: one shard per keyspace, loaded at start-up, serving
-//! `POST /coprocessor` (a kvproto `coprocessor.Request`) locally or through a worker.
+//! `POST /coprocessor` (a kvproto `coprocessor.Request`) locally or through a worker, and
+//! `tikvpb.Tikv/DelegateCoprocessor` on `grpc-addr` for workers on the delegate path.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -16,8 +17,12 @@ use hyper_util::server::graceful::GracefulShutdown;
 use prometheus::{Encoder, Registry};
 use prost::Message;
 use rcop_exec::{Engine, EngineConfig};
-use rcop_offload::{Dispatch, Offloader, Sample, ShardSource};
-use rcop_proto::coprocessor;
+use rcop_offload::{
+    DelegateHost, DelegatePermits, DelegateService, Dispatch, Offloader, Sample, ShardSource,
+    SourceError,
+};
+use rcop_proto::kvrpcpb::Context as PbContext;
+use rcop_proto::{coprocessor, errorpb};
 use rcop_snap::{FileIds, Shard, ShardConfig};
 use rcop_sst::SstStore;
 use rcop_worker::{DfsConfig, SnapScan};
@@ -28,6 +33,27 @@ use crate::tpch::{self, LoadReport};
 
 /// Largest `coprocessor.Request` body accepted.
 const MAX_REQUEST_BODY: usize = 64 << 20;
+
+/// `[delegate]` of the storage node: its gRPC endpoint for workers (the delegate path).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, rename_all = "kebab-case", deny_unknown_fields)]
+pub struct NodeDelegateConfig {
+    /// Delegate exports run at once; beyond it a request answers `server_is_busy` at once.
+    pub max_concurrency: usize,
+    /// Largest encoded `DelegateRequest` accepted (RESOURCE_EXHAUSTED beyond).
+    pub max_request_size: rcop_limiter::ReadableSize,
+}
+
+impl Default for NodeDelegateConfig {
+    fn default() -> Self {
+        NodeDelegateConfig {
+            max_concurrency: rcop_offload::delegate::DEFAULT_DELEGATE_CONCURRENCY,
+            max_request_size: rcop_limiter::ReadableSize(
+                rcop_offload::delegate::DEFAULT_DELEGATE_MAX_REQUEST_SIZE as u64,
+            ),
+        }
+    }
+}
 
 /// `[[load]]`: data loaded at start-up.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -93,6 +119,13 @@ pub struct NodeConfig {
     pub keyspace_id: u32,
     /// Data loaded at start-up.
     pub load: Vec<LoadSpec>,
+    /// gRPC listen address of the delegate endpoint; empty: none.
+    pub grpc_addr: String,
+    /// This node's store id: delegates naming another `context.peer.store_id` get
+    /// `region_error.store_not_match`.
+    pub store_id: u64,
+    /// `[delegate]`: limits of the delegate endpoint.
+    pub delegate: NodeDelegateConfig,
 }
 
 impl Default for NodeConfig {
@@ -103,6 +136,9 @@ impl Default for NodeConfig {
             kvengine: rcop_offload::Config::default(),
             keyspace_id: 1,
             load: Vec::new(),
+            grpc_addr: String::new(),
+            store_id: 1,
+            delegate: NodeDelegateConfig::default(),
         }
     }
 }
@@ -121,7 +157,20 @@ impl NodeConfig {
             anyhow::ensure!(l.source == "tpch", "[[load]] source {:?} is not \"tpch\"", l.source);
             l.options()?;
         }
+        cfg.grpc_addr()?;
         Ok(cfg)
+    }
+
+    /// The parsed `grpc-addr`, `None` when empty.
+    ///
+    /// # Errors
+    ///
+    /// Not a socket address.
+    pub fn grpc_addr(&self) -> Result<Option<SocketAddr>> {
+        match self.grpc_addr.trim() {
+            "" => Ok(None),
+            a => Ok(Some(a.parse().with_context(|| format!("grpc-addr {a:?}"))?)),
+        }
     }
 }
 
@@ -169,6 +218,8 @@ pub struct StorageNode {
     engine: Engine,
     registry: Registry,
     keyspace_id: u32,
+    store_id: u64,
+    delegate: NodeDelegateConfig,
 }
 
 impl StorageNode {
@@ -198,6 +249,8 @@ impl StorageNode {
             engine: Engine::new(EngineConfig::default()),
             registry,
             keyspace_id: ks,
+            store_id: cfg.store_id,
+            delegate: cfg.delegate.clone(),
         })
     }
 
@@ -209,6 +262,38 @@ impl StorageNode {
     /// The keyspace served.
     pub fn keyspace_id(&self) -> u32 {
         self.keyspace_id
+    }
+
+    /// This node's store id.
+    pub fn store_id(&self) -> u64 {
+        self.store_id
+    }
+
+    /// The delegate endpoint over this node, with the `[delegate]` limits.
+    pub fn delegate_service(self: &Arc<Self>) -> DelegateService<StorageNode> {
+        let cap = usize::try_from(self.delegate.max_request_size.0).unwrap_or(usize::MAX);
+        DelegateService::new(Arc::clone(self))
+            .with_permits(DelegatePermits::new(self.delegate.max_concurrency))
+            .with_max_request_size(cap)
+    }
+
+    /// Serves `tikvpb.Tikv/DelegateCoprocessor` (plain HTTP/2) on `listener` until
+    /// `shutdown` completes.
+    ///
+    /// # Errors
+    ///
+    /// The gRPC server failed.
+    pub async fn serve_grpc(
+        self: Arc<Self>,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()> + Send,
+    ) -> Result<()> {
+        let incoming =
+            tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
+        tonic::transport::Server::builder()
+            .serve_with_incoming_shutdown(self.delegate_service().into_server(), incoming, shutdown)
+            .await
+            .context("delegate gRPC server")
     }
 
     /// Loads `spec` through the shard, starting at commit ts `first_ts`.
@@ -367,6 +452,25 @@ impl StorageNode {
         let mut resp = Response::new(Full::new(body));
         *resp.status_mut() = status;
         resp
+    }
+}
+
+impl DelegateHost for StorageNode {
+    type Source<'a> = ShardSource<'a>;
+
+    fn source(&self, context: Option<&PbContext>) -> Result<ShardSource<'_>, SourceError> {
+        let asked = context.and_then(|c| c.peer.as_ref()).map_or(0, |p| p.store_id);
+        if asked != 0 && asked != self.store_id {
+            return Err(SourceError::Region(Box::new(errorpb::Error {
+                message: format!("store not match: asked {asked}, this is {}", self.store_id),
+                store_not_match: Some(errorpb::StoreNotMatch {
+                    request_store_id: asked,
+                    actual_store_id: self.store_id,
+                }),
+                ..Default::default()
+            })));
+        }
+        Ok(ShardSource::new(&self.shard))
     }
 }
 

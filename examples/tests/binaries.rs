@@ -138,7 +138,7 @@ fn storage_node_offloads_to_a_worker_process_and_answers_like_local() {
     assert!(metrics.contains("rcop_offload_requests_total{path=\"local\"} 1"));
     let (_, worker_metrics) = http(worker, "GET", "/metrics", b"");
     let worker_metrics = String::from_utf8(worker_metrics).unwrap();
-    assert!(worker_metrics.contains("tikv_worker_remote_cop_dag_request_counter 1"));
+    assert!(worker_metrics.contains("tikv_worker_remote_cop_dag_request_counter{path=\"http\"} 1"));
     // A malformed request to the node is a 400, and the node keeps serving.
     assert_eq!(http(node, "POST", "/coprocessor", b"\xff\xff\xff").0, 400);
     assert_eq!(http(node, "GET", "/healthz", b"").0, 200);
@@ -205,7 +205,10 @@ fn unsupported_dags_stay_local_and_non_paging_answers_come_back_whole() {
     let (_, worker_metrics) = http(worker, "GET", "/metrics", b"");
     let worker_metrics = String::from_utf8(worker_metrics).unwrap();
     let pages = metric(&metrics, "rcop_offload_resumed_pages_total") + 1;
-    assert_eq!(metric(&worker_metrics, "tikv_worker_remote_cop_dag_request_counter"), pages);
+    assert_eq!(
+        metric(&worker_metrics, "tikv_worker_remote_cop_dag_request_counter{path=\"http\"}"),
+        pages
+    );
 }
 
 #[test]

@@ -21,6 +21,10 @@
 //!   body with 400/413) sends it back to local execution ([`Dispatch::FallbackLocal`]).
 //! * **Export** ([`SnapshotSource`], [`ShardSource`], [`conformance`]): the contract a host's
 //!   export follows, our shard's implementation, and a kit that checks a host's.
+//! * **Delegate** ([`delegate`]): the node's half of the first way — a worker's
+//!   `DelegateRequest` answered with mem-data and change set from the same
+//!   [`SnapshotSource`] export, errors in the response's fields; feature `grpc` serves it as
+//!   `tikvpb.Tikv/DelegateCoprocessor` (tonic).
 //! * **Policy**: `fallback-to-local` ([`Dispatch::FallbackLocal`]), [`Metrics`] under the
 //!   upstream names.
 //!
@@ -80,7 +84,10 @@ mod client;
 mod config;
 pub mod conformance;
 mod decision;
+pub mod delegate;
 mod error;
+#[cfg(feature = "grpc")]
+mod grpc;
 #[cfg(feature = "http-client")]
 mod http;
 mod metrics;
@@ -105,7 +112,10 @@ pub use crate::decision::{
     Decision, LocalReason, Plan, REMOTE_MIN_PAGING_SIZE, Rules, TSO_PHYSICAL_SHIFT, aged_threshold,
     decide,
 };
+pub use crate::delegate::{DelegatePermit, DelegatePermits, export_delegate};
 pub use crate::error::{Error, RemoteError, SourceError};
+#[cfg(feature = "grpc")]
+pub use crate::grpc::{DelegateHost, DelegateService, parse_grpc_timeout};
 #[cfg(feature = "http-client")]
 pub use crate::http::HyperTransport;
 pub use crate::metrics::{METRIC_NAMES, Metrics};

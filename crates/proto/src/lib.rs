@@ -9,6 +9,10 @@
 //! * **tipb** (proto2): [`tipb`], the DAG request carried in
 //!   `coprocessor.Request.data` (executors, expressions, schema) and the
 //!   `SelectResponse` carried back in `coprocessor.Response.data`.
+//! * **kvproto services** (proto3): [`tikvpb`] (the `Tikv` service's `Coprocessor` and
+//!   `DelegateCoprocessor`, the delegate path's `DelegateRequest` / `DelegateResponse` in
+//!   [`coprocessor`]) and [`pdpb`] (`PD/GetStore`). Feature `grpc` adds tonic's servers and
+//!   clients for them.
 //! * **enginepb** (proto3): [`enginepb`], the cloud engine's `ChangeSet`
 //!   snapshot and `TxnFileRefs` shipped by the remote coprocessor offload path.
 //!
@@ -86,6 +90,19 @@ pub mod errorpb {
 /// kvproto `metapb` package: regions, peers and epochs.
 pub mod metapb {
     include!(concat!(env!("OUT_DIR"), "/metapb.rs"));
+}
+
+/// kvproto `tikvpb` package: the `Tikv` gRPC service of the delegate path
+/// (`Coprocessor`, `DelegateCoprocessor`). Without the `grpc` feature the module is empty;
+/// with it, `tikv_server` and `tikv_client` hold tonic's server and client.
+pub mod tikvpb {
+    include!(concat!(env!("OUT_DIR"), "/tikvpb.rs"));
+}
+
+/// kvproto `pdpb` package: PD's `GetStore`, how a worker finds a region's storage node.
+/// With the `grpc` feature, `pd_server` and `pd_client` hold tonic's server and client.
+pub mod pdpb {
+    include!(concat!(env!("OUT_DIR"), "/pdpb.rs"));
 }
 
 /// tipb package (proto2): DAG requests, executors, expressions, responses.

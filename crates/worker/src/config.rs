@@ -72,6 +72,11 @@ pub struct WorkerConfig {
     /// `[cop-limiter]`, `[worker-limiter]` and `memory-upper-threshold`.
     #[serde(flatten)]
     pub limiter: LimiterConfig,
+    /// gRPC listen address of the delegate path (`tikvpb.Tikv/Coprocessor` for TiDB),
+    /// upstream's key; empty (the default) serves no gRPC.
+    pub cop_addr: String,
+    /// `[delegate]`: how the delegate path finds and calls storage nodes.
+    pub delegate: crate::delegate::DelegateConfig,
 }
 
 impl Default for WorkerConfig {
@@ -84,6 +89,8 @@ impl Default for WorkerConfig {
             max_request_size: ReadableSize(DEFAULT_MAX_REQUEST_SIZE),
             thread_pool_size_factor: 1.0,
             limiter: LimiterConfig::default(),
+            cop_addr: String::new(),
+            delegate: crate::delegate::DelegateConfig::default(),
         }
     }
 }
@@ -178,7 +185,24 @@ impl WorkerConfig {
                 format!("{f} must be a positive number"),
             ));
         }
+        self.cop_addr()?;
+        self.delegate.validate()?;
         self.dfs.validate()
+    }
+
+    /// The parsed [`cop_addr`](Self::cop_addr): `None` when empty (no gRPC listener).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`] when it is not a socket address.
+    pub fn cop_addr(&self) -> Result<Option<SocketAddr>> {
+        match self.cop_addr.trim() {
+            "" => Ok(None),
+            a => a
+                .parse()
+                .map(Some)
+                .map_err(|e| Error::config("cop-addr", format!("{a:?} is not HOST:PORT: {e}"))),
+        }
     }
 
     /// Compute threads for a machine with `cores` cores: `cores × factor`, the factor clamped

@@ -56,6 +56,12 @@ pub enum Error {
     /// Executing the request panicked (a bug); the worker keeps serving.
     #[error("request execution panicked")]
     ExecutionPanicked,
+    /// The storage node's delegate did not decode (delegate path).
+    #[error("delegate: {0}")]
+    Delegate(String),
+    /// The gRPC server failed (delegate path).
+    #[error("gRPC server: {0}")]
+    Grpc(String),
 }
 
 impl Error {
@@ -81,7 +87,7 @@ impl Error {
         match self {
             Error::BodyTooLarge { .. } => "body_too_large",
             Error::Body(_) => "body_read",
-            Error::Decode(_) => "decode",
+            Error::Decode(_) | Error::Delegate(_) => "decode",
             Error::Snapshot(_) => "snapshot",
             Error::SnapshotTimeout(_) => "snapshot_timeout",
             Error::Limiter(e) => e.rejection_label().unwrap_or("limiter"),

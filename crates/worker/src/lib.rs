@@ -15,6 +15,11 @@
 //!    coprocessor error — a protobuf `coprocessor.Response` with
 //!    `Content-Type: application/protobuf` when the client accepts it.
 //!
+//! The first way (feature `grpc`, [`GrpcServer`] on `cop-addr`): TiDB sends the
+//! `coprocessor.Request` itself over gRPC (`tikvpb.Tikv/Coprocessor`); the worker asks the
+//! region's storage node for a delegate (mem-data and change set) and continues at step 2;
+//! errors go back in the response's fields. See [`delegate`] and `docs/wire-format.md`.
+//!
 //! `GET /healthz` and `GET /metrics` (Prometheus text, upstream's `tikv_worker_*` names plus
 //! the limiter's) complete the service. Logs carry upstream's tag
 //! `dag ks{keyspace}:{region}:{epoch}:{start_ts}` and one "finished remote coprocessor" line
@@ -45,8 +50,13 @@
 #![warn(missing_docs)]
 
 mod config;
+pub mod delegate;
 mod error;
+#[cfg(feature = "grpc")]
+mod grpc;
 mod metrics;
+#[cfg(feature = "pd")]
+mod pd;
 mod pool;
 #[cfg(feature = "server")]
 mod server;
@@ -60,7 +70,11 @@ pub use config::{
     DEFAULT_MAX_RESP_SIZE, DfsBackend, DfsConfig, THREAD_POOL_SIZE_FACTOR_RANGE, WorkerConfig,
 };
 pub use error::{Error, Result};
+#[cfg(feature = "grpc")]
+pub use grpc::{CopService, DelegateClient, DelegateOutcome, GrpcHandle, GrpcServer};
 pub use metrics::WorkerMetrics;
+#[cfg(feature = "pd")]
+pub use pd::PdResolver;
 #[cfg(feature = "server")]
 pub use server::{SHUTDOWN_GRACE, Server, WorkerHandle};
 #[cfg(feature = "http")]

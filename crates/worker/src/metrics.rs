@@ -2,36 +2,45 @@
 //! does not register), plus `rcop_worker_*` where we add one.
 
 use prometheus::{
-    Encoder, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, Registry,
+    Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts,
+    Registry,
 };
 use rcop_limiter::LimiterMetrics;
 
 use crate::error::Result;
 
-/// The worker's metrics (reference §6.4) plus the limiter's, in one registry.
+/// The worker's metrics (reference §6.4) plus the limiter's, in one registry. Those marked
+/// `{path}` carry a `path` label: `http` for the offload (second way), `grpc` for the
+/// delegate path (first way).
 ///
-/// - `tikv_worker_remote_cop_dag_request_counter`: DAG requests received;
+/// - `tikv_worker_remote_cop_dag_request_counter{path}`: DAG requests received;
 /// - `tikv_worker_remote_cop_dag_response_size`: response body bytes, a counter as upstream;
 /// - `rcop_worker_response_size_bytes`: the distribution of response body sizes;
-/// - `tikv_worker_remote_cop_snapshot_duration_seconds`: snapshot rebuild (plan + fetch);
-/// - `tikv_worker_remote_cop_process_duration_seconds`: execution on the compute pool;
-/// - `tikv_worker_remote_cop_request_duration_seconds`: whole request (exponential buckets
+/// - `tikv_worker_remote_cop_snapshot_duration_seconds{path}`: snapshot rebuild (plan + fetch);
+/// - `tikv_worker_remote_cop_process_duration_seconds{path}`: execution on the compute pool;
+/// - `tikv_worker_remote_cop_request_duration_seconds{path}`: whole request (exponential buckets
 ///   from 0.5 ms doubling, 20 buckets, as upstream);
 /// - `tikv_worker_remote_cop_processing_requests_counter` (a gauge, as upstream): requests
 ///   in flight;
 /// - `tikv_worker_remote_cop_failed_requests_counter{type}`: failures, shared with the
 ///   limiter's rejections;
+/// - `rcop_worker_delegate_duration_seconds`: the delegate call to the storage node, retries
+///   included (first way);
+/// - `rcop_worker_delegate_retries_total{reason}`: delegate attempts retried (`busy`,
+///   `network`);
 /// - the limiter's wait histograms, waiting gauges and memory gauge ([`LimiterMetrics`]).
 #[derive(Debug, Clone)]
 pub struct WorkerMetrics {
     registry: Registry,
     limiter: LimiterMetrics,
-    dag_requests: IntCounter,
+    dag_requests: IntCounterVec,
     response_bytes: IntCounter,
     response_size: Histogram,
-    snapshot_duration: Histogram,
-    process_duration: Histogram,
-    request_duration: Histogram,
+    snapshot_duration: HistogramVec,
+    process_duration: HistogramVec,
+    request_duration: HistogramVec,
+    delegate_duration: Histogram,
+    delegate_retries: IntCounterVec,
     processing: IntGauge,
 }
 
@@ -55,10 +64,11 @@ impl WorkerMetrics {
     /// registered there (e.g. a second worker on one registry).
     pub fn register(registry: Registry) -> Result<Self> {
         let limiter = LimiterMetrics::register(&registry)?;
-        let seconds = |name: &str, help: &str| -> Result<Histogram> {
-            let h = Histogram::with_opts(
+        let seconds = |name: &str, help: &str| -> Result<HistogramVec> {
+            let h = HistogramVec::new(
                 HistogramOpts::new(name, help)
                     .buckets(prometheus::exponential_buckets(0.0005, 2.0, 20)?),
+                &["path"],
             )?;
             registry.register(Box::new(h.clone()))?;
             Ok(h)
@@ -85,9 +95,12 @@ impl WorkerMetrics {
                 .buckets(prometheus::exponential_buckets(256.0, 4.0, 12)?),
         )?;
         registry.register(Box::new(response_size.clone()))?;
-        let dag_requests = IntCounter::new(
-            "tikv_worker_remote_cop_dag_request_counter",
-            "Remote coprocessor DAG requests received",
+        let dag_requests = IntCounterVec::new(
+            Opts::new(
+                "tikv_worker_remote_cop_dag_request_counter",
+                "Remote coprocessor DAG requests received",
+            ),
+            &["path"],
         )?;
         registry.register(Box::new(dag_requests.clone()))?;
         let processing = IntGauge::new(
@@ -95,6 +108,19 @@ impl WorkerMetrics {
             "Remote coprocessor requests being handled now",
         )?;
         registry.register(Box::new(processing.clone()))?;
+        let delegate_duration = Histogram::with_opts(
+            HistogramOpts::new(
+                "rcop_worker_delegate_duration_seconds",
+                "Time to get a delegate (mem-data and change set) from the storage node",
+            )
+            .buckets(prometheus::exponential_buckets(0.0005, 2.0, 20)?),
+        )?;
+        registry.register(Box::new(delegate_duration.clone()))?;
+        let delegate_retries = IntCounterVec::new(
+            Opts::new("rcop_worker_delegate_retries_total", "Delegate attempts retried"),
+            &["reason"],
+        )?;
+        registry.register(Box::new(delegate_retries.clone()))?;
         Ok(WorkerMetrics {
             registry,
             limiter,
@@ -104,6 +130,8 @@ impl WorkerMetrics {
             snapshot_duration,
             process_duration,
             request_duration,
+            delegate_duration,
+            delegate_retries,
             processing,
         })
     }
@@ -134,7 +162,7 @@ impl WorkerMetrics {
         out
     }
 
-    pub(crate) fn dag_requests(&self) -> &IntCounter {
+    pub(crate) fn dag_requests(&self) -> &IntCounterVec {
         &self.dag_requests
     }
 
@@ -144,16 +172,26 @@ impl WorkerMetrics {
         self.response_size.observe(bytes as f64);
     }
 
-    pub(crate) fn snapshot_duration(&self) -> &Histogram {
+    pub(crate) fn snapshot_duration(&self) -> &HistogramVec {
         &self.snapshot_duration
     }
 
-    pub(crate) fn process_duration(&self) -> &Histogram {
+    pub(crate) fn process_duration(&self) -> &HistogramVec {
         &self.process_duration
     }
 
-    pub(crate) fn request_duration(&self) -> &Histogram {
+    pub(crate) fn request_duration(&self) -> &HistogramVec {
         &self.request_duration
+    }
+
+    #[cfg_attr(not(feature = "grpc"), allow(dead_code))]
+    pub(crate) fn delegate_duration(&self) -> &Histogram {
+        &self.delegate_duration
+    }
+
+    #[cfg_attr(not(feature = "grpc"), allow(dead_code))]
+    pub(crate) fn delegate_retries(&self) -> &IntCounterVec {
+        &self.delegate_retries
     }
 
     pub(crate) fn processing(&self) -> &IntGauge {
@@ -168,17 +206,18 @@ mod tests {
     #[test]
     fn exports_upstream_names_with_the_limiters() {
         let m = WorkerMetrics::new().unwrap();
-        m.dag_requests().inc();
+        m.dag_requests().with_label_values(&["http"]).inc();
+        m.request_duration().with_label_values(&["grpc"]).observe(0.1);
         m.observe_response(1000);
         m.failed_requests().with_label_values(&["decode"]).inc();
         let text = String::from_utf8(m.encode_text()).unwrap();
         for name in [
-            "tikv_worker_remote_cop_dag_request_counter 1",
+            "tikv_worker_remote_cop_dag_request_counter{path=\"http\"} 1",
             "tikv_worker_remote_cop_dag_response_size 1000",
             "rcop_worker_response_size_bytes_count 1",
-            "tikv_worker_remote_cop_snapshot_duration_seconds_count 0",
-            "tikv_worker_remote_cop_process_duration_seconds_count 0",
-            "tikv_worker_remote_cop_request_duration_seconds_bucket{le=\"0.0005\"} 0",
+            "tikv_worker_remote_cop_request_duration_seconds_bucket{path=\"grpc\",le=\"0.0005\"} 0",
+            "tikv_worker_remote_cop_request_duration_seconds_count{path=\"grpc\"} 1",
+            "rcop_worker_delegate_duration_seconds_count 0",
             "tikv_worker_remote_cop_processing_requests_counter 0",
             "tikv_worker_remote_cop_failed_requests_counter{type=\"decode\"} 1",
             "tikv_worker_memory_limiter_current_used 0",

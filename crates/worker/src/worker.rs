@@ -198,12 +198,54 @@ impl WorkerBuilder {
     }
 }
 
+/// `path` label of the HTTP offload (the second way).
+pub(crate) const PATH_HTTP: &str = "http";
+/// `path` label of the gRPC delegate path (the first way).
+#[cfg_attr(not(feature = "grpc"), allow(dead_code))]
+pub(crate) const PATH_GRPC: &str = "grpc";
+
 /// Per-request facts for the log line and the exec details.
 #[derive(Debug)]
-struct Timings {
-    permit_wait: Duration,
-    snapshot: Duration,
-    process: Duration,
+pub(crate) struct Timings {
+    pub(crate) permit_wait: Duration,
+    pub(crate) snapshot: Duration,
+    pub(crate) process: Duration,
+}
+
+/// What [`Worker::execute`] hands back: the response (a coprocessor error in its fields is
+/// still `Ok`), the scan counters, the timings, the timeout applied and the keyspace.
+#[derive(Debug)]
+pub(crate) struct Executed {
+    pub(crate) resp: coprocessor::Response,
+    pub(crate) stats: ScanStats,
+    pub(crate) timings: Timings,
+    pub(crate) timeout: Duration,
+    pub(crate) keyspace: u32,
+}
+
+/// Upstream's log tag: `dag ks{keyspace}:{region}:{epoch}:{start_ts}`.
+pub(crate) fn request_tag(req: &coprocessor::Request) -> String {
+    let ctx = req.context.as_ref();
+    let keyspace = ctx.and_then(|c| c.keyspace_id).unwrap_or(0);
+    let region = ctx.map_or(0, |c| c.region_id);
+    let epoch = ctx.and_then(|c| c.region_epoch.as_ref()).map_or(0, |e| e.version);
+    format!("dag ks{keyspace}:{region}:{epoch}:{}", req.start_ts)
+}
+
+/// The request's timeout: `context.max_execution_duration_ms`, 0 → [`DEFAULT_COP_TIMEOUT`].
+pub(crate) fn request_timeout(req: &coprocessor::Request) -> Duration {
+    match req.context.as_ref().map_or(0, |c| c.max_execution_duration_ms) {
+        0 => DEFAULT_COP_TIMEOUT,
+        ms => Duration::from_millis(ms),
+    }
+}
+
+/// The answer to a request type other than DAG.
+pub(crate) fn unsupported_type(tp: i64) -> coprocessor::Response {
+    coprocessor::Response {
+        other_error: format!("unsupported coprocessor request type {tp}"),
+        ..Default::default()
+    }
 }
 
 impl Worker {
@@ -287,7 +329,10 @@ impl Worker {
             }
         };
         self.metrics.processing().dec();
-        self.metrics.request_duration().observe(received.elapsed().as_secs_f64());
+        self.metrics
+            .request_duration()
+            .with_label_values(&[PATH_HTTP])
+            .observe(received.elapsed().as_secs_f64());
         reply
     }
 
@@ -301,29 +346,59 @@ impl Worker {
         let req_size = body.len();
         let envelope = Envelope::decode(body)?;
         let req = envelope.decode_request()?;
+        span.record("tag", request_tag(&req).as_str());
+        if req.tp != REQ_TYPE_DAG {
+            return Ok(self.cop_error(unsupported_type(req.tp), accepts_pb));
+        }
+        // Mem-data decoding validates every shipped row: CPU work, kept off the I/O workers.
+        let decode = move || -> Result<_> {
+            Ok((envelope.decode_mem_data()?, envelope.decode_change_set()?))
+        };
+        let done = self.execute(req, decode, received, PATH_HTTP).await?;
+        let reply = if is_cop_error(&done.resp) {
+            self.cop_error(done.resp, accepts_pb)
+        } else {
+            let body = Bytes::from(done.resp.encode_to_vec());
+            self.record_response(done.keyspace, body.len());
+            Reply { status: 200, content_type: None, body }
+        };
+        tracing::info!(
+            req_size,
+            resp_size = reply.body.len(),
+            status = reply.status,
+            timeout_ms = ms(done.timeout),
+            permit_wait_ms = ms(done.timings.permit_wait),
+            snap_ms = ms(done.timings.snapshot),
+            process_ms = ms(done.timings.process),
+            total_ms = ms(received.elapsed()),
+            processed_keys = done.stats.processed_keys,
+            "finished remote coprocessor"
+        );
+        Ok(reply)
+    }
+
+    /// The path both ways share once the snapshot's parts are at hand: admission
+    /// (cop-limiter, permits) until the deadline, the rebuild plan, the memory reservation,
+    /// the block fetch, execution on the compute pool. `decode` turns the shipped parts into
+    /// mem-data and change set; it runs on the blocking pool.
+    pub(crate) async fn execute<D>(
+        &self,
+        req: coprocessor::Request,
+        decode: D,
+        received: Instant,
+        path: &'static str,
+    ) -> Result<Executed>
+    where
+        D: FnOnce() -> Result<(rcop_wire::MemData, rcop_proto::enginepb::ChangeSet)>
+            + Send
+            + 'static,
+    {
         let ctx = req.context.clone().unwrap_or_default();
         let keyspace = ctx.keyspace_id.unwrap_or(0);
-        let epoch = ctx.region_epoch.as_ref().map_or(0, |e| e.version);
-        let tag = format!("dag ks{keyspace}:{}:{epoch}:{}", ctx.region_id, req.start_ts);
-        span.record("tag", tag.as_str());
-        if req.tp != REQ_TYPE_DAG {
-            let resp = coprocessor::Response {
-                other_error: format!("unsupported coprocessor request type {}", req.tp),
-                ..Default::default()
-            };
-            return Ok(self.cop_error(resp, accepts_pb));
-        }
-        self.metrics.dag_requests().inc();
-        let timeout = match ctx.max_execution_duration_ms {
-            0 => DEFAULT_COP_TIMEOUT,
-            ms => Duration::from_millis(ms),
-        };
+        self.metrics.dag_requests().with_label_values(&[path]).inc();
+        let timeout = request_timeout(&req);
         let deadline = received + timeout;
-        // Mem-data decoding validates every shipped row: CPU work, kept off the I/O workers.
-        let (mem_data, change_set) = off_runtime(move |_| -> Result<_> {
-            Ok((envelope.decode_mem_data()?, envelope.decode_change_set()?))
-        })
-        .await??;
+        let (mem_data, change_set) = off_runtime(move |_| decode()).await??;
 
         let permit = self.limiter.admit(KeyspaceId(keyspace), deadline).await?;
         let permit_wait = received.elapsed();
@@ -353,7 +428,10 @@ impl Worker {
         .await?
         .map_err(|_| Error::SnapshotTimeout(timeout))??;
         let snapshot_time = snap_start.elapsed();
-        self.metrics.snapshot_duration().observe(snapshot_time.as_secs_f64());
+        self.metrics
+            .snapshot_duration()
+            .with_label_values(&[path])
+            .observe(snapshot_time.as_secs_f64());
 
         let engine = self.engine.clone();
         let start_ts = req.start_ts;
@@ -366,35 +444,20 @@ impl Worker {
                 (resp, scan.stats(), started.elapsed())
             })
             .await?;
-        self.metrics.process_duration().observe(process.as_secs_f64());
+        drop((reservation, permit));
+        self.metrics.process_duration().with_label_values(&[path]).observe(process.as_secs_f64());
         let timings = Timings { permit_wait, snapshot: snapshot_time, process };
         resp.exec_details_v2 = Some(exec_details(&timings, &stats, received.elapsed()));
-
-        let reply = if is_cop_error(&resp) {
-            self.cop_error(resp, accepts_pb)
-        } else {
-            let body = Bytes::from(resp.encode_to_vec());
-            self.limiter.record_response(KeyspaceId(keyspace), body.len() as u64);
-            self.metrics.observe_response(body.len());
-            Reply { status: 200, content_type: None, body }
-        };
-        drop((reservation, permit));
-        tracing::info!(
-            req_size,
-            resp_size = reply.body.len(),
-            status = reply.status,
-            timeout_ms = ms(timeout),
-            permit_wait_ms = ms(timings.permit_wait),
-            snap_ms = ms(timings.snapshot),
-            process_ms = ms(timings.process),
-            total_ms = ms(received.elapsed()),
-            processed_keys = stats.processed_keys,
-            "finished remote coprocessor"
-        );
-        Ok(reply)
+        Ok(Executed { resp, stats, timings, timeout, keyspace })
     }
 
-    fn cop_error(&self, resp: coprocessor::Response, accepts_pb: bool) -> Reply {
+    /// Counts a successful response of `bytes` for the keyspace window and the metrics.
+    pub(crate) fn record_response(&self, keyspace: u32, bytes: usize) {
+        self.limiter.record_response(KeyspaceId(keyspace), bytes as u64);
+        self.metrics.observe_response(bytes);
+    }
+
+    pub(crate) fn cop_error(&self, resp: coprocessor::Response, accepts_pb: bool) -> Reply {
         self.metrics.failed_requests().with_label_values(&["cop_error"]).inc();
         tracing::warn!(
             region_error = ?resp.region_error,
@@ -427,7 +490,7 @@ impl Worker {
 /// (`rcop-snap`'s bounded `buffered` streams over borrowed change-set entries) are not provably
 /// `Send` for every lifetime, which a task on a multi-threaded runtime requires, and the rebuild
 /// also validates the shipped rows, which is CPU work.
-async fn off_runtime<T, F>(f: F) -> Result<T>
+pub(crate) async fn off_runtime<T, F>(f: F) -> Result<T>
 where
     T: Send + 'static,
     F: FnOnce(&tokio::runtime::Handle) -> T + Send + 'static,
@@ -436,11 +499,11 @@ where
     tokio::task::spawn_blocking(move || f(&rt)).await.map_err(|_| Error::ExecutionPanicked)
 }
 
-fn is_cop_error(resp: &coprocessor::Response) -> bool {
+pub(crate) fn is_cop_error(resp: &coprocessor::Response) -> bool {
     resp.region_error.is_some() || resp.locked.is_some() || !resp.other_error.is_empty()
 }
 
-fn ms(d: Duration) -> u64 {
+pub(crate) fn ms(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 

@@ -310,9 +310,13 @@ async fn offloaded_dag_matches_local_execution() {
     let metrics = get(addr, "/metrics").await;
     assert_eq!(metrics.status, 200);
     let text = String::from_utf8(metrics.body.to_vec()).unwrap();
-    assert!(text.contains("tikv_worker_remote_cop_dag_request_counter 2"), "{text}");
-    assert!(text.contains("tikv_worker_remote_cop_request_duration_seconds_count 2"));
-    assert!(text.contains("tikv_worker_remote_cop_snapshot_duration_seconds_count 2"));
+    assert!(text.contains("tikv_worker_remote_cop_dag_request_counter{path=\"http\"} 2"), "{text}");
+    assert!(
+        text.contains("tikv_worker_remote_cop_request_duration_seconds_count{path=\"http\"} 2")
+    );
+    assert!(
+        text.contains("tikv_worker_remote_cop_snapshot_duration_seconds_count{path=\"http\"} 2")
+    );
     assert!(text.contains("tikv_worker_memory_limiter_current_used 0"));
     handle.shutdown().await.unwrap();
 }

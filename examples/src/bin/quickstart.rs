@@ -4,6 +4,11 @@
 //! Loads TPC-H `lineitem`, starts a worker and a storage node, sends Q1, Q6, a filter + TopN
 //! and a small selective query to the storage node, prints for each the decision, the rows
 //! and the times, and checks that the offloaded answers equal local execution.
+//!
+//! Each query also runs the first way: a gRPC client playing TiDB sends the
+//! `coprocessor.Request` to the worker's `cop-addr`, the worker fetches the delegate from the
+//! node's `grpc-addr`, executes and answers; its time is printed beside the second way's
+//! (the median of `--repeat` runs of each), and its answer must equal local execution too.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -16,9 +21,10 @@ use prost::Message;
 use rcop_datum::{Datum, Time, TimeType};
 use rcop_examples::{LoadSpec, NodeConfig, Path, StorageNode, dags};
 use rcop_limiter::ReadableSize;
+use rcop_proto::tikvpb::tikv_client::TikvClient;
 use rcop_proto::tipb;
 use rcop_sst::SstStore;
-use rcop_worker::{DfsConfig, Worker, WorkerConfig};
+use rcop_worker::{DfsConfig, GrpcServer, Worker, WorkerConfig};
 
 /// Runs a storage node and a worker in one process over loopback HTTP, loads TPC-H
 /// lineitem, sends example pushdown queries and compares offloaded with local answers.
@@ -42,6 +48,10 @@ struct Args {
     /// Object-store directory; a fresh temporary directory (removed at exit) by default.
     #[arg(long, value_name = "DIR")]
     data_dir: Option<PathBuf>,
+
+    /// Runs of each way per query; the times printed are the medians.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    repeat: usize,
 
     /// Log filter in tracing's EnvFilter syntax; defaults to RUST_LOG, else `warn`.
     #[arg(long, value_name = "FILTER")]
@@ -88,6 +98,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
             memtable_tail: args.memtable_tail,
             ..LoadSpec::default()
         }],
+        ..NodeConfig::default()
     };
     let store = Arc::new(SstStore::from_config(&dfs.store_config())?);
     let node = Arc::new(StorageNode::new(&node_cfg, store)?);
@@ -107,13 +118,73 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let start_ts = (report.max_commit_ts + 10).max(dags::tso_now());
     let prefix = rcop_examples::tpch::keyspace_prefix(node.keyspace_id())?;
 
+    // The first way: the node's delegate endpoint, the worker's cop-addr, a TiDB client.
+    let node_grpc = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let node_grpc_addr = node_grpc.local_addr()?;
+    let (stop_node_grpc, stopped) = tokio::sync::oneshot::channel::<()>();
+    let node_grpc_task = tokio::spawn(Arc::clone(&node).serve_grpc(node_grpc, async move {
+        let _ = stopped.await;
+    }));
+    let grpc_cfg = WorkerConfig::from_toml(&format!(
+        "cop-addr = \"127.0.0.1:0\"\n[delegate]\nstores = {{ \"{}\" = \"{node_grpc_addr}\" }}",
+        node.store_id()
+    ))?;
+    let cop_addr = grpc_cfg.cop_addr()?.context("cop-addr")?;
+    // The worker above was built without [delegate]; its cop-addr listener gets the stores.
+    let client = rcop_worker::DelegateClient::from_config(&grpc_cfg.delegate)?
+        .with_metrics(worker.worker().metrics().clone());
+    let cop = GrpcServer::bind_with(Arc::clone(worker.worker()), Arc::new(client), cop_addr)
+        .await?
+        .spawn()?;
+    println!(
+        "worker cop-addr (gRPC) {}; storage node grpc-addr {node_grpc_addr}",
+        cop.local_addr()
+    );
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{}", cop.local_addr()))?
+        .connect()
+        .await?;
+    let mut tidb = TikvClient::new(channel).max_decoding_message_size(usize::MAX);
+    let repeat = args.repeat.max(1);
+
     let mut mismatches = 0;
     for query in dags::all()? {
-        let req = dags::request(&query, node.keyspace_id(), &prefix, 1, start_ts);
-        let (resp, path, took) = node.handle(req.clone()).await;
+        let mut req = dags::request(&query, node.keyspace_id(), &prefix, 1, start_ts);
+        if let Some(ctx) = req.context.as_mut() {
+            ctx.region_epoch = Some(rcop_proto::metapb::RegionEpoch { conf_ver: 1, version: 1 });
+            ctx.peer = Some(rcop_proto::metapb::Peer {
+                id: 1,
+                store_id: node.store_id(),
+                ..Default::default()
+            });
+        }
+        let mut second = Vec::with_capacity(repeat);
+        let mut first = Vec::with_capacity(repeat);
+        let (mut resp, mut path, mut delegated) = (None, None, None);
+        for _ in 0..repeat {
+            let (r, p, took) = node.handle(req.clone()).await;
+            second.push(took);
+            (resp, path) = (Some(r), Some(p));
+            let t = Instant::now();
+            let d = tidb.coprocessor(req.clone()).await?.into_inner();
+            first.push(t.elapsed());
+            delegated = Some(d);
+        }
+        let (Some(resp), Some(path), Some(delegated)) = (resp, path, delegated) else {
+            bail!("no run");
+        };
+        let (first, second) = (median(&mut first), median(&mut second));
         println!("\n== {} ==\n   {}", query.name, query.sql);
         println!("   decision: {path}");
-        println!("   time: {took:.1?}");
+        println!(
+            "   time: second way (TiDB -> node, which decides) {second:.1?}; first way (TiDB -> worker -> node, gRPC) {first:.1?}; first - second {:+.1} ms (median of {repeat})",
+            (first.as_secs_f64() - second.as_secs_f64()) * 1e3
+        );
+        if !delegated.other_error.is_empty()
+            || delegated.region_error.is_some()
+            || delegated.locked.is_some()
+        {
+            bail!("{} failed the first way: {:?}", query.name, delegated);
+        }
         if !resp.other_error.is_empty() || resp.region_error.is_some() || resp.locked.is_some() {
             bail!("{} failed: {:?}", query.name, resp);
         }
@@ -143,21 +214,32 @@ async fn run(args: Args) -> anyhow::Result<()> {
             tokio::task::spawn_blocking(move || local_node.execute_local(&local_req)).await?;
         let local_time = t.elapsed();
         let same = local.data == resp.data;
-        if !same {
+        let same_first = local.data == delegated.data;
+        if !same || !same_first {
             mismatches += 1;
         }
         let how = if matches!(path, Path::Remote { .. }) { "offloaded" } else { "served" };
         println!(
-            "   local execution: {local_time:.1?}; {how} result {} local result",
-            if same { "==" } else { "!=" }
+            "   local execution: {local_time:.1?}; {how} result {} local result; first-way result {} local result",
+            if same { "==" } else { "!=" },
+            if same_first { "==" } else { "!=" }
         );
     }
+    drop(tidb);
+    cop.shutdown().await?;
+    let _ = stop_node_grpc.send(());
+    node_grpc_task.await??;
     worker.shutdown().await?;
     if mismatches > 0 {
         bail!("{mismatches} quer(ies) differ between offloaded and local execution");
     }
-    println!("\nall results identical between the serving path and local execution");
+    println!("\nall results identical between both ways and local execution");
     Ok(())
+}
+
+fn median(times: &mut [std::time::Duration]) -> std::time::Duration {
+    times.sort();
+    times.get(times.len() / 2).copied().unwrap_or_default()
 }
 
 fn decode_rows(data: &[u8], width: usize) -> anyhow::Result<Vec<Vec<Datum>>> {

@@ -16,7 +16,9 @@ use rcop_sst::SstStore;
 /// the newest rows in the memtable), then serves `POST /coprocessor` with a kvproto
 /// `coprocessor.Request` body and answers a `coprocessor.Response`, executed locally or
 /// offloaded to the `[kvengine] remote-coprocessor-addr` workers. Also `GET /healthz` and
-/// `GET /metrics` (with `rcop_offload_requests_total{path}`).
+/// `GET /metrics` (with `rcop_offload_requests_total{path}`). With `grpc-addr`, also serves
+/// `tikvpb.Tikv/DelegateCoprocessor` for workers on the delegate path (`[delegate]
+/// max-concurrency`, `max-request-size`; `store-id` names this node).
 ///
 /// Prints `listening on <addr>` on stdout once loaded and accepting; logs and the loading
 /// progress go to stderr.
@@ -66,10 +68,18 @@ fn main() -> anyhow::Result<()> {
         }
         let listener =
             tokio::net::TcpListener::bind(config.addr).await.context("cannot bind addr")?;
+        let node = Arc::new(node);
         let mut stdout = std::io::stdout().lock();
+        if let Some(addr) = config.grpc_addr()? {
+            let grpc =
+                tokio::net::TcpListener::bind(addr).await.context("cannot bind grpc-addr")?;
+            writeln!(stdout, "grpc listening on {}", grpc.local_addr()?)?;
+            // Stops with the process: the HTTP server below owns the shutdown signal.
+            tokio::spawn(Arc::clone(&node).serve_grpc(grpc, std::future::pending()));
+        }
         writeln!(stdout, "listening on {}", listener.local_addr()?)?;
         stdout.flush()?;
         drop(stdout);
-        Arc::new(node).serve(listener, rcop_examples::shutdown_signal()).await
+        node.serve(listener, rcop_examples::shutdown_signal()).await
     })
 }

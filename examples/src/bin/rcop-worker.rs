@@ -15,6 +15,9 @@ use rcop_worker::{Worker, WorkerConfig};
 /// The remote-coprocessor worker: serves `POST /coprocessor` (envelope v1 bodies from storage
 /// nodes), `GET /healthz` and `GET /metrics` over HTTP/1.1.
 ///
+/// With `cop-addr`, also serves `tikvpb.Tikv/Coprocessor` over gRPC for TiDB (the delegate
+/// path; `[delegate]` finds the storage nodes) and prints `grpc listening on <addr>` first.
+///
 /// Prints `listening on <addr>` on stdout once it accepts connections; logs go to stderr.
 /// SIGINT or SIGTERM stop it gracefully (in-flight requests finish).
 #[derive(Debug, Parser)]
@@ -47,9 +50,18 @@ fn main() -> anyhow::Result<()> {
     }
     let runtime = rcop_examples::io_runtime("rcop-io")?;
     runtime.block_on(async move {
+        let cop_addr = config.cop_addr()?;
         let worker = Worker::builder(config).build().context("cannot build the worker")?;
         let server = worker.bind().await.context("cannot bind the listen address")?;
         let mut stdout = std::io::stdout().lock();
+        if let Some(addr) = cop_addr {
+            let grpc = rcop_worker::GrpcServer::bind(std::sync::Arc::clone(server.worker()), addr)
+                .await
+                .context("cannot bind cop-addr")?;
+            writeln!(stdout, "grpc listening on {}", grpc.local_addr()?)?;
+            // Stops with the process: the HTTP server below owns the shutdown signal.
+            tokio::spawn(grpc.run(std::future::pending()));
+        }
         writeln!(stdout, "listening on {}", server.local_addr())?;
         stdout.flush()?;
         drop(stdout);
