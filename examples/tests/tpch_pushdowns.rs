@@ -26,11 +26,7 @@ use rcop_worker::{DfsConfig, Worker, WorkerConfig};
 const KS: u32 = 1;
 
 fn expected(task: &Task) -> Vec<String> {
-    let path = format!(
-        "{}/../testdata/tpch/{}.expected",
-        env!("CARGO_MANIFEST_DIR"),
-        task.name
-    );
+    let path = format!("{}/../testdata/tpch/{}.expected", env!("CARGO_MANIFEST_DIR"), task.name);
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("{path}: {e} (run tools/tpch-oracle.py)"));
     pushdowns::parse_expected(&text, task.ordered)
@@ -190,8 +186,11 @@ fn two_processes_answer_like_duckdb() {
         "q18_lineitem",
         "q22_orders_index",
     ];
-    let tasks: Vec<Task> =
-        pushdowns::all().unwrap().into_iter().filter(|t| names.contains(&t.name.as_str())).collect();
+    let tasks: Vec<Task> = pushdowns::all()
+        .unwrap()
+        .into_iter()
+        .filter(|t| names.contains(&t.name.as_str()))
+        .collect();
     assert_eq!(tasks.len(), names.len());
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("sst");

@@ -404,7 +404,11 @@ fn selection(conditions: Vec<E>) -> tipb::Executor {
 /// A partial (`Partial1`) HashAgg, or a StreamAgg when `stream`. Returns the executor and
 /// the kinds of its outputs (per function: COUNT one Int, SUM one Dec, AVG an Int count and
 /// a Dec sum; then the group keys).
-fn aggregation(stream: bool, group_by: Vec<E>, funcs: Vec<(AggFn, E)>) -> (tipb::Executor, Vec<Kind>) {
+fn aggregation(
+    stream: bool,
+    group_by: Vec<E>,
+    funcs: Vec<(AggFn, E)>,
+) -> (tipb::Executor, Vec<Kind>) {
     let mut kinds = Vec::new();
     let mut agg_func = Vec::new();
     for (f, arg) in funcs {
@@ -640,9 +644,9 @@ fn value(d: &Datum, kind: Kind) -> Result<String> {
         (Datum::Int(x), Kind::Int) => x.to_string(),
         (Datum::Uint(x), Kind::Int) => x.to_string(),
         (Datum::Decimal(x), Kind::Dec) => x.to_string(),
-        (Datum::Uint(p), Kind::Date) => Time::from_packed_u64(*p, TimeType::Date, 0)
-            .context("packed date")?
-            .to_string(),
+        (Datum::Uint(p), Kind::Date) => {
+            Time::from_packed_u64(*p, TimeType::Date, 0).context("packed date")?.to_string()
+        }
         (Datum::Time(t), Kind::Date) => t.to_string(),
         (Datum::Bytes(b), Kind::Char(_) | Kind::Varchar(_)) => {
             String::from_utf8(b.clone()).context("string value")?

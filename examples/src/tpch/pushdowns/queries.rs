@@ -36,9 +36,7 @@ pub fn all() -> Result<Vec<Task>> {
 fn region(q: &str, name: &str) -> Result<Task> {
     let s = Scan::new("region", &["r_regionkey", "r_name"])?;
     let cond = cmp(Eq, s.c("r_name"), string(name));
-    let sql = format!(
-        "SELECT r_regionkey, r_name FROM region WHERE r_name = '{name}'"
-    );
+    let sql = format!("SELECT r_regionkey, r_name FROM region WHERE r_name = '{name}'");
     Ok(rows_task(&format!("{q}_region"), &s, Table, vec![cond], &sql))
 }
 
@@ -281,7 +279,8 @@ fn q09() -> Result<Vec<Task>> {
 /// (one region). Customer and nation scans carry no pushed work.
 fn q10() -> Result<Vec<Task>> {
     let o = Scan::new("orders", &["o_orderkey", "o_custkey", "o_orderdate"])?;
-    let l = Scan::new("lineitem", &["l_orderkey", "l_extendedprice", "l_discount", "l_returnflag"])?;
+    let l =
+        Scan::new("lineitem", &["l_orderkey", "l_extendedprice", "l_discount", "l_returnflag"])?;
     let od = o.c("o_orderdate");
     Ok(vec![
         rows_task(
@@ -491,7 +490,14 @@ fn q18() -> Result<Vec<Task>> {
 fn q19() -> Result<Vec<Task>> {
     let l = Scan::new(
         "lineitem",
-        &["l_partkey", "l_quantity", "l_extendedprice", "l_discount", "l_shipinstruct", "l_shipmode"],
+        &[
+            "l_partkey",
+            "l_quantity",
+            "l_extendedprice",
+            "l_discount",
+            "l_shipinstruct",
+            "l_shipmode",
+        ],
     )?;
     let p = Scan::new("part", &["p_partkey", "p_brand", "p_size", "p_container"])?;
     let q = l.c("l_quantity");
