@@ -6,6 +6,7 @@ use anyhow::{Context, Result, bail};
 use rcop_datum::{Decimal, KeyspaceId, Time, TimeType, key, row::RowEncoder};
 use rcop_snap::Shard;
 
+pub mod pushdowns;
 pub mod schema;
 
 /// Table id of `lineitem` (region 101 … lineitem 108, in the spec's table order).
