@@ -1,7 +1,7 @@
 //! Logic: `AND`, `OR`, `XOR`, `NOT`, `IS NULL`, `IS TRUE`, `IS FALSE` (and their
 //! `WithNull` forms, which keep NULL as NULL).
 
-use crate::column::{Arg, Bitmap, ColData, DecT, Elem, IntT, RealT, VecCol};
+use crate::column::{Arg, Bitmap, ColData, DecT, Elem, IntT, JsonT, RealT, VecCol};
 use crate::ctx::EvalContext;
 use crate::error::Result;
 use crate::expr::kernel::map1_infallible;
@@ -18,6 +18,7 @@ pub(super) fn register(r: &mut Registry) {
     r.add(3104, Args::same(Int, 1), Int, not_int);
     r.add(3105, Args::same(Decimal, 1), Int, not_decimal);
     r.add(3106, Args::same(Real, 1), Int, not_real);
+    r.add(3107, Args::same(Json, 1), Int, not_json);
     // IsNull (decimal, duration, real, string, time, int, json).
     for (s, t) in [
         (3111, Decimal),
@@ -52,6 +53,15 @@ fn not_decimal(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
 
 fn not_real(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
     map1_infallible::<RealT, IntT>(c.n, c.typed(0)?, |v| Some(i64::from(v == 0.0)))
+}
+
+/// `NOT json`: 1 when the value compares equal to the JSON integer 0 (so `0.0` too), as
+/// TiKV's `unary_not_json`; any other value, `null` included, is 0.
+fn not_json(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
+    let zero = rcop_datum::Json::from_i64(0);
+    map1_infallible::<JsonT, IntT>(c.n, c.typed(0)?, |v| {
+        Some(i64::from(v.compare(&zero.as_ref()).is_ok_and(|o| o == std::cmp::Ordering::Equal)))
+    })
 }
 
 fn is_null_kernel(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
