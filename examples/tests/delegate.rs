@@ -81,7 +81,18 @@ fn serve_delegates<H: DelegateHost>(
     addr: SocketAddr,
     max_concurrency: usize,
 ) -> Served {
-    let listener = std::net::TcpListener::bind(addr).unwrap();
+    // A node served again on the port of one just killed: its runtime drops the old
+    // listener in the background, so the port can take a moment to come free.
+    let mut tries = 0;
+    let listener = loop {
+        match std::net::TcpListener::bind(addr) {
+            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse && tries < 200 => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            r => break r.unwrap(),
+        }
+    };
     listener.set_nonblocking(true).unwrap();
     let addr = listener.local_addr().unwrap();
     let runtime =

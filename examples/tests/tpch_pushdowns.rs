@@ -228,6 +228,7 @@ fn two_processes_answer_like_duckdb() {
     let remote = format!("rcop_offload_requests_total{{path=\"remote\"}} {}", tasks.len());
     assert!(metrics.contains(&remote), "{metrics}");
     let worker_metrics = get(&worker, "/metrics");
-    let served = format!("tikv_worker_remote_cop_dag_request_counter {}", tasks.len());
+    let served =
+        format!("tikv_worker_remote_cop_dag_request_counter{{path=\"http\"}} {}", tasks.len());
     assert!(worker_metrics.contains(&served), "{worker_metrics}");
 }

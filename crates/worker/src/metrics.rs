@@ -121,6 +121,14 @@ impl WorkerMetrics {
             &["reason"],
         )?;
         registry.register(Box::new(delegate_retries.clone()))?;
+        // Both paths' series exist from the start, so a dashboard (and a scrape before the
+        // first request) sees every name.
+        for path in ["http", "grpc"] {
+            dag_requests.with_label_values(&[path]);
+            for h in [&snapshot_duration, &process_duration, &request_duration] {
+                h.with_label_values(&[path]);
+            }
+        }
         Ok(WorkerMetrics {
             registry,
             limiter,

@@ -178,7 +178,7 @@ pub fn to_int(j: JsonRef<'_>, unsigned: bool, ctx: &mut EvalContext) -> Result<i
         JsonType::I64 => Ok(j.as_i64().unwrap_or(0)),
         JsonType::U64 => Ok(j.as_u64().unwrap_or(0) as i64),
         JsonType::Double => num::real_to_int(j.as_f64().unwrap_or(0.0), unsigned, ctx),
-        JsonType::String => num::str_to_int(str_of(&j).unwrap_or(b""), unsigned, ctx),
+        JsonType::String => num::str_to_int(str_of(&j).unwrap_or(b""), unsigned, false, ctx),
         _ => {
             no_number("INTEGER", &j, ctx)?;
             Ok(0)
