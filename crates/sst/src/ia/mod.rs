@@ -681,10 +681,9 @@ impl Inner {
                 Ok(b) => format::verify(b, Some(key.len())).map_err(|bad| bad.as_str().to_string()),
                 Err(e) => Err(e.to_string()),
             }
-            .map_err(|why| {
+            .inspect_err(|_| {
                 let had = lock(&inner.fifo).remove(key);
                 disk::remove(&path, if had { key.disk_len() } else { 0 }, &inner.usage);
-                why
             })
         })
         .await
