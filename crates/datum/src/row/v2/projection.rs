@@ -75,7 +75,7 @@ impl Projection {
 
     /// Decodes the v2 row `data` into `out`, which must hold exactly [`len`](Self::len)
     /// slots: slot `k` gets what the row holds for the `k`-th id given to
-    /// [`Projection::new`], converted to `T` (as [`Column`](super::Column) for instance).
+    /// [`Projection::new`], converted to `T` (as [`Column`](crate::row::Column) for instance).
     pub fn decode_into<'a, T: From<Lookup<'a>>>(
         &self,
         data: &'a [u8],
