@@ -274,7 +274,12 @@ fn both_halves_embed_through_the_public_api() {
         .gather()
         .iter()
         .find(|f| f.name() == "tikv_worker_remote_cop_dag_request_counter")
-        .map(|f| f.get_metric()[0].get_counter().get_value() as u64);
+        .and_then(|f| {
+            f.get_metric()
+                .iter()
+                .find(|m| m.get_label().iter().any(|l| l.name() == "path" && l.value() == "http"))
+                .map(|m| m.get_counter().get_value() as u64)
+        });
     assert_eq!(worker_requests, Some(2));
     drop(worker_runtime);
 }
