@@ -5,16 +5,13 @@
 //! fails exactly when one of its rows does).
 
 use proptest::prelude::*;
-use rcop_datum::{Decimal, Duration, Json, JsonRef, Time, TimeType, codec};
+use rcop_datum::{Decimal, Duration, Json, JsonRef, Time, TimeType};
 use rcop_proto::tipb;
 
-use crate::column::{Scalar, VecCol};
-use crate::ctx::{EvalConfig, EvalContext, FLAG_OVERFLOW_AS_WARNING, FLAG_TRUNCATE_AS_WARNING};
-use crate::expr::build::{NodeKind, build, default_ft};
-use crate::expr::eval::eval_func;
+use crate::column::Scalar;
+use crate::expr::build::default_ft;
 use crate::expr::registry::{Args, registry};
-use crate::expr::value::Value;
-use crate::types::{EvalType, FieldType};
+use crate::types::EvalType;
 
 /// The JSON signatures.
 fn sigs() -> Vec<i32> {
@@ -164,66 +161,7 @@ fn rows(types: Vec<EvalType>) -> impl Strategy<Value = Vec<Vec<Scalar>>> {
 }
 
 fn check(sig: i32, types: &[EvalType], rows: &[Vec<Scalar>]) {
-    let def = registry().get(sig).unwrap();
-    let e = tipb::Expr {
-        tp: Some(10000),
-        sig: Some(sig),
-        children: (0..types.len())
-            .map(|i| {
-                let mut v = Vec::new();
-                codec::encode_i64(&mut v, i as i64);
-                tipb::Expr {
-                    tp: Some(201),
-                    val: Some(v.into()),
-                    field_type: Some(tipb_ft(types[i])),
-                    ..Default::default()
-                }
-            })
-            .collect(),
-        field_type: Some(tipb_ft(def.ret)),
-        ..Default::default()
-    };
-    let schema: Vec<FieldType> =
-        types.iter().map(|t| FieldType::from_proto(Some(&tipb_ft(*t)))).collect();
-    let cfg = EvalConfig {
-        flags: FLAG_TRUNCATE_AS_WARNING | FLAG_OVERFLOW_AS_WARNING,
-        ..Default::default()
-    };
-    let node = build(&e, &schema, &cfg, 10).unwrap();
-    let NodeKind::Func(f) = &node.kind else { panic!("not a call") };
-    let cols: Vec<VecCol> = (0..types.len())
-        .map(|c| {
-            let mut col = VecCol::new(types[c], rows.len());
-            for r in rows {
-                col.push_scalar(&r[c]);
-            }
-            col
-        })
-        .collect();
-    let args: Vec<Value<'_>> = cols.iter().map(Value::Ref).collect();
-    let mut ctx = EvalContext::new(cfg.clone());
-    let batch = eval_func(f, &node.ft, node.et, &args, rows.len(), &mut ctx);
-    let mut any_err = false;
-    for (i, r) in rows.iter().enumerate() {
-        let consts: Vec<Value<'_>> = r.iter().map(|s| Value::Scalar(s.clone())).collect();
-        let mut ctx = EvalContext::new(cfg.clone());
-        match eval_func(f, &node.ft, node.et, &consts, 1, &mut ctx) {
-            Err(_) => any_err = true,
-            Ok(one) => {
-                assert_eq!(one.len(), 1, "{sig}: one row");
-                if let Ok(b) = &batch {
-                    assert_eq!(b.scalar_at(i), one.scalar_at(0), "{sig} row {i} of {rows:?}");
-                }
-            }
-        }
-    }
-    match batch {
-        Ok(b) => {
-            assert_eq!(b.len(), rows.len(), "{sig}: batch rows");
-            assert!(!any_err, "{sig}: a row fails alone but not in its batch: {rows:?}");
-        }
-        Err(e) => assert!(any_err, "{sig}: the batch fails ({e}) but no row does: {rows:?}"),
-    }
+    crate::expr::fn_props::check_with(tipb_ft, sig, types, rows);
 }
 
 /// A signature, one of its argument lists, and rows of such arguments.
