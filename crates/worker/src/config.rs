@@ -8,6 +8,7 @@ use rcop_limiter::{LimiterConfig, MemoryThreshold, ReadableSize};
 use rcop_sst::{Backend, StoreConfig};
 use serde::{Deserialize, Serialize};
 
+use crate::cache::{IaSection, LocalGcSection};
 use crate::error::{Error, Result};
 
 /// Default listen address (upstream's `addr`).
@@ -29,6 +30,8 @@ pub const THREAD_POOL_SIZE_FACTOR_RANGE: (f64, f64) = (1.0, 8.0);
 /// cop-max-resp-size = "32MiB"
 /// memory-upper-threshold = "80%"
 /// thread-pool-size-factor = 1.0
+/// # The worker's own directory: the disk cache of SST segments lives under it (off if empty).
+/// data-dir = "/var/lib/rcop"
 ///
 /// [dfs]
 /// backend = "local"
@@ -39,6 +42,10 @@ pub const THREAD_POOL_SIZE_FACTOR_RANGE: (f64, f64) = (1.0, 8.0);
 ///
 /// [worker-limiter]
 /// global-concurrency-factor = 6.0
+///
+/// [ia]
+/// mem-cap = "256MiB"
+/// disk-cap = "50%"
 /// ```
 ///
 /// Non-exhaustive: outside this crate, start from [`WorkerConfig::default`] (or
@@ -77,6 +84,13 @@ pub struct WorkerConfig {
     pub cop_addr: String,
     /// `[delegate]`: how the delegate path finds and calls storage nodes.
     pub delegate: crate::delegate::DelegateConfig,
+    /// The worker's local directory; the disk cache of SST segments lives in
+    /// `{data-dir}/ia`. Empty (the default) runs without a disk cache.
+    pub data_dir: PathBuf,
+    /// `[ia]`: the disk cache (used when `data-dir` is set).
+    pub ia: IaSection,
+    /// `[local-gc]`: the disk cache's collector of leftover files.
+    pub local_gc: LocalGcSection,
 }
 
 impl Default for WorkerConfig {
@@ -91,6 +105,9 @@ impl Default for WorkerConfig {
             limiter: LimiterConfig::default(),
             cop_addr: String::new(),
             delegate: crate::delegate::DelegateConfig::default(),
+            data_dir: PathBuf::new(),
+            ia: IaSection::default(),
+            local_gc: LocalGcSection::default(),
         }
     }
 }
@@ -145,6 +162,26 @@ impl WorkerConfig {
         self
     }
 
+    /// Sets [`data_dir`](Self::data_dir), which turns the disk cache on.
+    #[must_use]
+    pub fn with_data_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.data_dir = dir.into();
+        self
+    }
+
+    /// Sets [`ia`](Self::ia).
+    #[must_use]
+    pub fn with_ia(mut self, ia: IaSection) -> Self {
+        self.ia = ia;
+        self
+    }
+
+    /// True when the disk cache runs: `data-dir` is set and `[ia] mem-cap` and `disk-cap`
+    /// are above zero (as upstream).
+    pub fn disk_cache_enabled(&self) -> bool {
+        !self.data_dir.as_os_str().is_empty() && self.ia.enabled()
+    }
+
     /// Parses a TOML document; unknown keys are errors.
     ///
     /// # Errors
@@ -187,6 +224,8 @@ impl WorkerConfig {
         }
         self.cop_addr()?;
         self.delegate.validate()?;
+        self.ia.validate()?;
+        self.local_gc.validate()?;
         self.dfs.validate()
     }
 
@@ -397,6 +436,18 @@ mod tests {
         assert_eq!(c.limiter.memory_upper_threshold, MemoryThreshold::Percent(80.0));
         assert_eq!(c.dfs.backend, DfsBackend::Local);
         assert_eq!(c.compute_threads(2), 2);
+        assert!(!c.disk_cache_enabled(), "no data-dir, no disk cache");
+        assert_eq!(c.ia.mem_cap.0, 256 << 20);
+        assert_eq!(c.ia.disk_cap, MemoryThreshold::Percent(50.0));
+        assert_eq!(c.ia.segment_size.0, 1 << 20);
+        assert_eq!((c.ia.dfs_concurrency, c.ia.dfs_keyspace_concurrency), (512, 192));
+        assert_eq!(c.local_gc.interval.0, Duration::from_secs(3600));
+        assert_eq!(c.local_gc.segment_tmp_lifetime.0, Duration::from_secs(60));
+        // A zero cap turns the cache off even with a data dir.
+        let off = WorkerConfig::from_toml("data-dir = \"/d\"\n[ia]\ndisk-cap = 0").unwrap();
+        assert!(!off.disk_cache_enabled());
+        let on = WorkerConfig::from_toml("data-dir = \"/d\"").unwrap();
+        assert!(on.disk_cache_enabled());
     }
 
     #[test]
@@ -409,6 +460,7 @@ mod tests {
             max-request-size = "64MiB"
             memory-upper-threshold = "2GiB"
             thread-pool-size-factor = 2.5
+            data-dir = "/var/lib/rcop"
 
             [dfs]
             backend = "s3"
@@ -424,9 +476,34 @@ mod tests {
 
             [worker-limiter]
             max-queue-size = 4
+
+            [ia]
+            mem-cap = "64MiB"
+            disk-cap = "20GiB"
+            segment-size = "512KiB"
+            freq-update-interval = "100ms"
+            dfs-concurrency = 64
+            dfs-keyspace-concurrency = 16
+
+            [local-gc]
+            interval = "10m"
+            meta-lifetime = "12h"
+            segment-interval = "6h"
+            segment-tmp-lifetime = "30s"
             "#,
         )
         .unwrap();
+        assert!(c.disk_cache_enabled());
+        assert_eq!(c.data_dir, PathBuf::from("/var/lib/rcop"));
+        assert_eq!(c.ia.mem_cap.0, 64 << 20);
+        assert_eq!(c.ia.disk_cap, MemoryThreshold::Absolute(ReadableSize(20 << 30)));
+        assert_eq!(c.ia.segment_size.0, 512 << 10);
+        assert_eq!(c.ia.freq_update_interval.0, Duration::from_millis(100));
+        assert_eq!((c.ia.dfs_concurrency, c.ia.dfs_keyspace_concurrency), (64, 16));
+        assert_eq!(c.local_gc.interval.0, Duration::from_secs(600));
+        assert_eq!(c.local_gc.meta_lifetime.0, Duration::from_secs(12 * 3600));
+        assert_eq!(c.local_gc.segment_interval.0, Duration::from_secs(6 * 3600));
+        assert_eq!(c.local_gc.segment_tmp_lifetime.0, Duration::from_secs(30));
         assert_eq!(c.addr.port(), 0);
         assert_eq!(c.cop_block_cache_size, MemoryThreshold::Absolute(ReadableSize(256 << 20)));
         assert_eq!(c.cop_max_resp_size.0, 1 << 20);
@@ -458,6 +535,12 @@ mod tests {
             ("[cop-limiter]\nhigh-mem-ratio = 2.0", "limiter"),
             ("unknown-key = 1", "(file)"),
             ("[dfs]\nbackend = \"ftp\"", "(file)"),
+            ("[ia]\ndisk-cap = \"150%\"", "ia.disk-cap"),
+            ("[ia]\nsegment-size = 0", "ia.segment-size"),
+            ("[ia]\ndfs-concurrency = 0", "ia.dfs-concurrency"),
+            ("[ia]\ndfs-keyspace-concurrency = 0", "ia.dfs-keyspace-concurrency"),
+            ("[local-gc]\ninterval = \"0s\"", "local-gc.interval"),
+            ("[ia]\nunknown = 1", "(file)"),
         ] {
             match WorkerConfig::from_toml(text) {
                 Err(Error::Config { key: k, .. }) => assert_eq!(k, key, "{text}"),

@@ -8,7 +8,9 @@
 //!    permits — until the request's deadline (`context.max_execution_duration_ms`, 0 → 20 s;
 //!    503 when the wait ends);
 //! 3. plans the snapshot rebuild (`rcop-snap`), reserves the bytes it needs
-//!    (`memory-upper-threshold`, 503), fetches the blocks under the deadline (503 on timeout);
+//!    (`memory-upper-threshold`, 503), fetches the blocks under the deadline (503 on timeout)
+//!    through the block cache, the disk cache of SST segments under `data-dir` (`[ia]`, when
+//!    set) and object storage;
 //! 4. runs `rcop-exec` on a dedicated compute pool, never on the I/O runtime, with
 //!    `cop-max-resp-size` as the page byte cap;
 //! 5. answers 200 with the `coprocessor.Response` (with `exec_details_v2`), or 500 for a
@@ -49,6 +51,7 @@
 
 #![warn(missing_docs)]
 
+mod cache;
 mod config;
 pub mod delegate;
 mod error;
@@ -65,6 +68,7 @@ mod service;
 mod source;
 mod worker;
 
+pub use cache::{DEFAULT_IA_DISK_CAP_PERCENT, DEFAULT_IA_MEM_CAP, IaSection, LocalGcSection};
 pub use config::{
     DEFAULT_ADDR, DEFAULT_BLOCK_CACHE_PERCENT, DEFAULT_COP_TIMEOUT, DEFAULT_MAX_REQUEST_SIZE,
     DEFAULT_MAX_RESP_SIZE, DfsBackend, DfsConfig, THREAD_POOL_SIZE_FACTOR_RANGE, WorkerConfig,

@@ -10,10 +10,13 @@ use rcop_exec::{Engine, EngineConfig};
 use rcop_limiter::{KeyspaceId, Limiter, MemoryProbe, SamplerThread};
 use rcop_proto::{REQ_TYPE_DAG, coprocessor, kvrpcpb};
 use rcop_snap::{RebuildRequest, plan_rebuild};
-use rcop_sst::{BlockCache, MetaCache, ReaderOptions, SstReader, SstStore};
+use rcop_sst::{
+    BlockCache, IaCache, IaRequest, IaRequestStats, MetaCache, ReaderOptions, SstReader, SstStore,
+};
 use rcop_wire::Envelope;
 use tracing::Instrument;
 
+use crate::cache::IaMetrics;
 use crate::config::{DEFAULT_COP_TIMEOUT, WorkerConfig};
 use crate::error::{Error, Result};
 use crate::metrics::WorkerMetrics;
@@ -70,6 +73,8 @@ pub struct Worker {
     engine: Engine,
     pool: ComputePool,
     metrics: WorkerMetrics,
+    /// The disk cache's metrics, when the cache runs.
+    ia_metrics: Option<IaMetrics>,
     /// Refreshes the limiter's memory sample until the worker is dropped.
     _sampler: SamplerThread,
 }
@@ -89,6 +94,7 @@ pub struct WorkerBuilder {
     reader_options: ReaderOptions,
     engine: Option<EngineConfig>,
     compute_threads: Option<usize>,
+    disk_cache: Option<IaCache>,
 }
 
 impl WorkerBuilder {
@@ -149,9 +155,20 @@ impl WorkerBuilder {
         self
     }
 
+    /// Reads through the host's disk cache instead of opening one under `data-dir` (the
+    /// `kv_engine_ia_*` metrics are then the host's to register).
+    pub fn disk_cache(mut self, cache: IaCache) -> Self {
+        self.disk_cache = Some(cache);
+        self
+    }
+
     /// Validates the configuration, opens the object store, builds the limiter, the caches
     /// and the compute pool, and starts the limiter's memory sampler (a thread of its own,
     /// stopped when the worker is dropped; no async runtime needed).
+    ///
+    /// With `data-dir` set, opens the disk cache under it, blocking while it restores the
+    /// files a previous run left (an unusable directory is logged and the cache keeps
+    /// segments in memory only: the worker still starts).
     ///
     /// # Errors
     ///
@@ -179,12 +196,31 @@ impl WorkerBuilder {
         };
         let block_bytes = config.cop_block_cache_size.resolve(limiter.memory_monitor().limit());
         let meta_bytes = (block_bytes / 4).max(MIN_META_CACHE_BYTES);
-        let reader = SstReader::new(
+        let mut reader = SstReader::new(
             store,
             self.block_cache.unwrap_or_else(|| BlockCache::new(block_bytes)),
             self.meta_cache.unwrap_or_else(|| MetaCache::new(meta_bytes)),
             self.reader_options,
         );
+        let mut ia_metrics = None;
+        let disk_cache = match self.disk_cache {
+            Some(cache) => Some(cache),
+            None if config.disk_cache_enabled() => {
+                let (cache, m) = crate::cache::open(
+                    &config.data_dir,
+                    &config.ia,
+                    &config.local_gc,
+                    metrics.registry(),
+                )?;
+                tracing::info!(dir = %cache.dir().display(), stats = ?cache.stats(), "disk cache open");
+                ia_metrics = Some(m);
+                Some(cache)
+            }
+            None => None,
+        };
+        if let Some(cache) = disk_cache {
+            reader = reader.with_ia(cache);
+        }
         let engine = Engine::new(self.engine.unwrap_or_else(|| {
             EngineConfig::default().with_max_response_bytes(
                 usize::try_from(config.cop_max_resp_size.0).unwrap_or(usize::MAX),
@@ -194,7 +230,7 @@ impl WorkerBuilder {
         let pool = ComputePool::new(threads)?;
         // Sampled from now on, on a thread of its own: the cop-limiter reads the sample.
         let sampler = limiter.start_memory_sampler()?;
-        Ok(Worker { config, limiter, reader, engine, pool, metrics, _sampler: sampler })
+        Ok(Worker { config, limiter, reader, engine, pool, metrics, ia_metrics, _sampler: sampler })
     }
 }
 
@@ -262,6 +298,7 @@ impl Worker {
             reader_options: ReaderOptions::default(),
             engine: None,
             compute_threads: None,
+            disk_cache: None,
         }
     }
 
@@ -295,6 +332,11 @@ impl Worker {
     /// The SST reader with the block and metadata caches.
     pub fn reader(&self) -> &SstReader {
         &self.reader
+    }
+
+    /// The disk cache of SST segments, when it runs.
+    pub fn disk_cache(&self) -> Option<&IaCache> {
+        self.reader.ia()
     }
 
     /// Number of compute threads.
@@ -405,7 +447,15 @@ impl Worker {
 
         let snap_start = Instant::now();
         let tokio_deadline = tokio::time::Instant::from_std(deadline);
-        let reader = self.reader.clone();
+        // The request's own disk-cache counters (for `ScanDetailV2`) and its keyspace's share
+        // of the object-store reads.
+        let ia_stats = Arc::new(IaRequestStats::default());
+        let reader = match self.reader.ia() {
+            Some(_) => {
+                self.reader.for_request(IaRequest { keyspace, stats: Arc::clone(&ia_stats) })
+            }
+            None => self.reader.clone(),
+        };
         let ranges = req.ranges.clone();
         let read_ts = req.start_ts;
         let plan = off_runtime(move |rt| {
@@ -422,11 +472,15 @@ impl Worker {
         .await?
         .map_err(|_| Error::SnapshotTimeout(timeout))??;
         let reservation = self.limiter.reserve_memory(plan.bytes_needed())?;
+        let fetch_start = Instant::now();
         let snapshot = off_runtime(move |rt| {
             rt.block_on(tokio::time::timeout_at(tokio_deadline, plan.fetch()))
         })
         .await?
         .map_err(|_| Error::SnapshotTimeout(timeout))??;
+        if let Some(m) = &self.ia_metrics {
+            m.observe_prefetch(fetch_start.elapsed(), &ia_stats);
+        }
         let snapshot_time = snap_start.elapsed();
         self.metrics
             .snapshot_duration()
@@ -447,7 +501,7 @@ impl Worker {
         drop((reservation, permit));
         self.metrics.process_duration().with_label_values(&[path]).observe(process.as_secs_f64());
         let timings = Timings { permit_wait, snapshot: snapshot_time, process };
-        resp.exec_details_v2 = Some(exec_details(&timings, &stats, received.elapsed()));
+        resp.exec_details_v2 = Some(exec_details(&timings, &stats, &ia_stats, received.elapsed()));
         Ok(Executed { resp, stats, timings, timeout, keyspace })
     }
 
@@ -512,8 +566,14 @@ fn ns(d: Duration) -> u64 {
 }
 
 /// `exec_details_v2` as upstream's worker fills it (reference §3.4): process wall time,
-/// processed versions and half their size; plus the wait and snapshot times.
-fn exec_details(t: &Timings, s: &ScanStats, total: Duration) -> kvrpcpb::ExecDetailsV2 {
+/// processed versions and half their size; plus the wait and snapshot times and the disk
+/// cache's counters (`ia_*`, fields 15–18).
+fn exec_details(
+    t: &Timings,
+    s: &ScanStats,
+    ia: &IaRequestStats,
+    total: Duration,
+) -> kvrpcpb::ExecDetailsV2 {
     kvrpcpb::ExecDetailsV2 {
         time_detail: Some(kvrpcpb::TimeDetail {
             wait_wall_time_ms: ms(t.permit_wait),
@@ -532,6 +592,10 @@ fn exec_details(t: &Timings, s: &ScanStats, total: Duration) -> kvrpcpb::ExecDet
             processed_versions_size: s.processed_bytes.saturating_mul(SIZE_DISCOUNT_PERCENT) / 100,
             total_versions: s.keys_seen,
             get_snapshot_nanos: ns(t.snapshot),
+            ia_cache_hit_count: ia.cache_hits(),
+            ia_remote_read_segment_count: ia.remote_segments(),
+            ia_remote_read_segment_bytes: ia.remote_bytes(),
+            ia_remote_read_segment_nanos: ia.remote_nanos(),
             ..Default::default()
         }),
         ..Default::default()

@@ -49,6 +49,11 @@ struct Args {
     #[arg(long, value_name = "DIR")]
     data_dir: Option<PathBuf>,
 
+    /// The worker's `data-dir`, where its disk cache of SST segments lives (kept across runs
+    /// when given); a fresh temporary directory by default.
+    #[arg(long, value_name = "DIR")]
+    worker_dir: Option<PathBuf>,
+
     /// Runs of each way per query; the times printed are the medians.
     #[arg(long, default_value_t = 3, value_name = "N")]
     repeat: usize,
@@ -74,13 +79,19 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let dfs = DfsConfig::local(&root);
     println!("object store: local directory {}", root.display());
 
-    // Worker on an ephemeral loopback port.
+    // Worker on an ephemeral loopback port, with its disk cache under its own data dir.
+    let worker_dir = args.worker_dir.clone().unwrap_or_else(|| tmp.path().join("worker"));
     let worker_cfg = WorkerConfig::default()
         .with_addr(SocketAddr::from(([127, 0, 0, 1], 0)))
         .with_dfs(dfs.clone())
-        .with_cop_block_cache_size(ReadableSize(256 << 20));
+        .with_cop_block_cache_size(ReadableSize(256 << 20))
+        .with_data_dir(&worker_dir);
     let worker = Worker::builder(worker_cfg).build()?.bind().await?.spawn();
-    println!("worker listening on {}", worker.local_addr());
+    println!(
+        "worker listening on {}; data-dir {} (disk cache of SST segments)",
+        worker.local_addr(),
+        worker_dir.display()
+    );
 
     // Storage node pointing at it.
     let kvengine = rcop_offload::Config::from_toml_str(&format!(
@@ -223,6 +234,18 @@ async fn run(args: Args) -> anyhow::Result<()> {
             "   local execution: {local_time:.1?}; {how} result {} local result; first-way result {} local result",
             if same { "==" } else { "!=" },
             if same_first { "==" } else { "!=" }
+        );
+    }
+    if let Some(ia) = worker.worker().disk_cache() {
+        let s = ia.stats();
+        println!(
+            "\nworker disk cache: {} segment reads from the cache, {} from the object store; \
+             {} segments ({} KiB) on disk, {} KiB in memory",
+            s.hits,
+            s.misses,
+            s.disk_segments,
+            s.disk_bytes >> 10,
+            s.memory_bytes >> 10
         );
     }
     drop(tidb);
