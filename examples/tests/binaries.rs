@@ -27,6 +27,17 @@ impl Drop for Children {
 }
 
 fn spawn(bin: &str, config: &std::path::Path, children: &mut Children) -> String {
+    spawn_lines(bin, config, children, 1).pop().unwrap()
+}
+
+/// Starts `bin` and reads its first `lines` stdout lines, each `… listening on <addr>`;
+/// returns the addresses in order.
+fn spawn_lines(
+    bin: &str,
+    config: &std::path::Path,
+    children: &mut Children,
+    lines: usize,
+) -> Vec<String> {
     let mut child = Command::new(bin)
         .arg("--config")
         .arg(config)
@@ -38,9 +49,16 @@ fn spawn(bin: &str, config: &std::path::Path, children: &mut Children) -> String
         .unwrap();
     let stdout = child.stdout.take().unwrap();
     children.0.push(child);
-    let mut line = String::new();
-    BufReader::new(stdout).read_line(&mut line).unwrap();
-    line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("{line:?}")).to_owned()
+    let mut stdout = BufReader::new(stdout);
+    (0..lines)
+        .map(|_| {
+            let mut line = String::new();
+            stdout.read_line(&mut line).unwrap();
+            let (_, addr) =
+                line.trim().split_once("listening on ").unwrap_or_else(|| panic!("{line:?}"));
+            addr.to_owned()
+        })
+        .collect()
 }
 
 fn http(addr: &str, method: &str, path: &str, body: &[u8]) -> (u16, Vec<u8>) {
@@ -228,4 +246,126 @@ fn quickstart_runs_and_local_equals_offloaded() {
     assert!(!stdout.contains("!="), "{stdout}");
     // Dates print as dates.
     assert!(stdout.contains("| 1998-"), "{stdout}");
+}
+
+/// The first way over real processes: a storage-node process serving `DelegateCoprocessor`
+/// on `grpc-addr`, a worker process serving `cop-addr` with `[delegate] stores` naming it,
+/// and a tonic client playing TiDB. Q6 equals local execution; then the node process is
+/// killed (SIGKILL) while a request is in flight and after: every answer is the right one or
+/// a retryable `server_is_busy`, each within the request's deadline, and the worker keeps
+/// serving.
+#[test]
+fn delegate_path_over_real_processes_survives_a_killed_node() {
+    use rcop_proto::tikvpb::tikv_client::TikvClient;
+
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("sst");
+    let mut children = Children(Vec::new());
+    let node_cfg = dir.path().join("node.toml");
+    std::fs::write(
+        &node_cfg,
+        format!(
+            "addr = \"127.0.0.1:0\"\ngrpc-addr = \"127.0.0.1:0\"\nstore-id = 1\nkeyspace-id = 1\n\
+             [dfs]\nroot = {root:?}\n\
+             [[load]]\nsource = \"tpch\"\ntable = \"lineitem\"\nscale-factor = 0.002\nmemtable-tail = 300\n"
+        ),
+    )
+    .unwrap();
+    let node = spawn_lines(env!("CARGO_BIN_EXE_rcop-storage-node"), &node_cfg, &mut children, 2);
+    let node_grpc = node[0].clone();
+    let worker_cfg = dir.path().join("worker.toml");
+    std::fs::write(
+        &worker_cfg,
+        format!(
+            "addr = \"127.0.0.1:0\"\ncop-addr = \"127.0.0.1:0\"\n[dfs]\nroot = {root:?}\n\
+             [delegate]\nstores = {{ \"1\" = \"{node_grpc}\" }}\nbackoff-base = \"10ms\"\n\
+             backoff-max = \"100ms\"\nconnect-timeout = \"200ms\"\n"
+        ),
+    )
+    .unwrap();
+    let worker = spawn_lines(env!("CARGO_BIN_EXE_rcop-worker"), &worker_cfg, &mut children, 2);
+    let cop_addr = worker[0].clone();
+
+    // Reference answers from the same data loaded in this process.
+    let rt =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let store = std::sync::Arc::new(
+        rcop_sst::SstStore::from_config(
+            &rcop_sst::StoreConfig::default().with_backend(rcop_sst::Backend::Memory),
+        )
+        .unwrap(),
+    );
+    let local =
+        rcop_examples::StorageNode::new(&rcop_examples::NodeConfig::default(), store).unwrap();
+    let spec =
+        rcop_examples::LoadSpec { scale_factor: 0.002, memtable_tail: 300, ..Default::default() };
+    rt.block_on(local.load(&spec, dags::tso_now(), |_| {})).unwrap();
+    let prefix = rcop_examples::tpch::keyspace_prefix(1).unwrap();
+    let request = |timeout_ms: u64| {
+        let mut req = dags::request(&dags::q6().unwrap(), 1, &prefix, 7, dags::tso_now());
+        let ctx = req.context.get_or_insert_with(Default::default);
+        ctx.peer = Some(rcop_proto::metapb::Peer { id: 71, store_id: 1, ..Default::default() });
+        ctx.max_execution_duration_ms = timeout_ms;
+        req
+    };
+    let mut tidb = rt.block_on(async {
+        let channel = tonic::transport::Endpoint::from_shared(format!("http://{cop_addr}"))
+            .unwrap()
+            .connect()
+            .await
+            .unwrap();
+        TikvClient::new(channel).max_decoding_message_size(usize::MAX)
+    });
+
+    // Alive: the first way answers like local execution.
+    let req = request(10_000);
+    let resp = rt.block_on(tidb.coprocessor(req.clone())).unwrap().into_inner();
+    assert!(resp.other_error.is_empty() && resp.region_error.is_none(), "{resp:?}");
+    assert_eq!(resp.data, local.execute_local(&req).data, "delegated Q6 differs from local");
+
+    // Killed while requests are in flight: each answers right or busy, within its deadline.
+    let deadline = Duration::from_millis(1_500);
+    let in_flight: Vec<_> = (0..4)
+        .map(|_| {
+            let mut client = tidb.clone();
+            let req = request(deadline.as_millis() as u64);
+            rt.spawn(async move {
+                let t = std::time::Instant::now();
+                let r = client.coprocessor(req.clone()).await.map(tonic::Response::into_inner);
+                (req, r, t.elapsed())
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(5));
+    let mut node_process = children.0.remove(0);
+    node_process.kill().unwrap();
+    node_process.wait().unwrap();
+    let mut busy = 0;
+    for task in in_flight {
+        let (req, r, took) = rt.block_on(task).unwrap();
+        let resp = r.unwrap();
+        assert!(took < deadline + Duration::from_millis(500), "answered after {took:?}");
+        match &resp.region_error {
+            Some(e) => {
+                assert!(e.server_is_busy.is_some(), "retryable busy, not {e:?}");
+                busy += 1;
+            }
+            None => assert_eq!(resp.data, local.execute_local(&req).data),
+        }
+        assert!(resp.other_error.is_empty(), "{resp:?}");
+    }
+    // Dead for good: busy within the deadline, and the worker still serves its other routes.
+    let t = std::time::Instant::now();
+    let resp = rt.block_on(tidb.coprocessor(request(deadline.as_millis() as u64))).unwrap();
+    let resp = resp.into_inner();
+    assert!(t.elapsed() < deadline + Duration::from_millis(500), "{:?}", t.elapsed());
+    assert!(resp.region_error.is_some(), "a dead node is a region error: {resp:?}");
+    let e = resp.region_error.unwrap();
+    assert!(e.server_is_busy.is_some(), "{e:?}");
+    eprintln!("killed node: {busy} of 4 in-flight requests answered busy, the rest right");
+    assert_eq!(http(&worker[1], "GET", "/healthz", b"").0, 200);
+    let (_, metrics) = http(&worker[1], "GET", "/metrics", b"");
+    let metrics = String::from_utf8(metrics).unwrap();
+    assert!(metric(&metrics, "rcop_worker_delegate_retries_total{reason=\"network\"}") > 0);
+    drop(children);
 }

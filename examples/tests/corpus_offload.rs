@@ -1,5 +1,8 @@
-//! Issue 7 §4: every DAG of the executor corpus (`testdata/exec/*.toml`) gives identical
-//! results executed locally and offloaded to a real worker over HTTP on 127.0.0.1.
+//! Issue 7 §4 and issue 14: every DAG of the executor corpus (`testdata/exec/*.toml`) gives
+//! identical results executed locally, offloaded to a real worker over HTTP on 127.0.0.1 (the
+//! second way), and sent the first way: a tonic client playing TiDB sends the request to the
+//! worker's gRPC `cop-addr`, and the worker fetches the delegate from a storage node's
+//! `DelegateCoprocessor` endpoint serving the same shards.
 //!
 //! Each corpus table is written through a storage-node [`Shard`] (rows in L1 SSTs, an L0 file
 //! and the memtable, with older versions shadowed by newer ones and versions newer than the
@@ -7,7 +10,9 @@
 //!
 //! - locally: `Engine::handle` over [`SnapScan`] of the shard's snapshot;
 //! - offloaded: the shard exports an envelope, which is POSTed to a `rcop_worker` worker that
-//!   reads the same (in-memory) object store.
+//!   reads the same (in-memory) object store;
+//! - delegated: the request (region id = the shard's id, leader on store 1) goes to the
+//!   worker over gRPC; the node's delegate service answers from the shard.
 //!
 //! The two `coprocessor.Response.data` are compared after clearing
 //! `ExecutorExecutionSummary.time_processed_ns`, the only field that measures wall time (the
@@ -19,6 +24,7 @@
 #[path = "../../crates/exec/tests/support/mod.rs"]
 mod support;
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -28,11 +34,13 @@ use hyper::Request;
 use prost::Message;
 use rcop_exec::{Engine, EngineConfig, KeyRange, KvBatch, ScanSource};
 use rcop_limiter::ManualMemoryProbe;
-use rcop_proto::{coprocessor, kvrpcpb, metapb, tipb};
+use rcop_offload::{DelegateHost, ShardSource, SourceError};
+use rcop_proto::tikvpb::tikv_client::TikvClient;
+use rcop_proto::{coprocessor, errorpb, kvrpcpb, metapb, tipb};
 use rcop_snap::{FileIds, LockCheck, NoLocks, Shard, ShardConfig};
 use rcop_sst::{Backend, SstStore, StoreConfig};
 use rcop_wire::{EnvelopeWriter, MemDataFormat};
-use rcop_worker::{SnapScan, Worker, WorkerConfig, WorkerHandle};
+use rcop_worker::{GrpcHandle, GrpcServer, SnapScan, Worker, WorkerConfig, WorkerHandle};
 use support::corpus::{self, Table, build_dag, build_table};
 use support::dag::{request, table_range};
 use tokio::net::TcpStream;
@@ -136,13 +144,15 @@ fn without_times(data: &[u8]) -> Vec<u8> {
     sel.encode_to_vec()
 }
 
-/// The request for a case, as a storage node sends it (context, paging_size = u32::MAX).
-fn cop_request(t: &Table, dag: &tipb::DagRequest) -> coprocessor::Request {
+/// The request for a case on region (shard) `region`, as a storage node sends it (context,
+/// paging_size = u32::MAX) and as TiDB sends it the first way (the leader peer on store 1).
+fn cop_request(t: &Table, dag: &tipb::DagRequest, region: u64) -> coprocessor::Request {
     let mut req = request(dag, vec![table_range(t.spec.id, t.spec.keyspace)]);
     assert_eq!(req.start_ts, READ_TS);
     req.context = Some(kvrpcpb::Context {
-        region_id: 7,
+        region_id: region,
         region_epoch: Some(metapb::RegionEpoch { conf_ver: 1, version: 1 }),
+        peer: Some(metapb::Peer { id: region * 10, store_id: 1, ..Default::default() }),
         keyspace_id: t.spec.keyspace,
         max_execution_duration_ms: 10_000,
         ..Default::default()
@@ -151,11 +161,32 @@ fn cop_request(t: &Table, dag: &tipb::DagRequest) -> coprocessor::Request {
     req
 }
 
-async fn start_worker(store: Arc<SstStore>) -> WorkerHandle {
-    let config =
-        WorkerConfig::from_toml("addr = \"127.0.0.1:0\"\ncop-block-cache-size = \"16MiB\"")
-            .unwrap();
-    Worker::builder(config)
+/// A storage node's delegate host over the corpus shards, by region id.
+struct Shards(HashMap<u64, Shard>);
+
+impl DelegateHost for Shards {
+    type Source<'a> = ShardSource<'a>;
+
+    fn source(&self, context: Option<&kvrpcpb::Context>) -> Result<ShardSource<'_>, SourceError> {
+        let region = context.map_or(0, |c| c.region_id);
+        self.0.get(&region).map(ShardSource::new).ok_or_else(|| {
+            SourceError::Region(Box::new(errorpb::Error {
+                message: format!("region {region} not found"),
+                ..Default::default()
+            }))
+        })
+    }
+}
+
+/// A worker serving HTTP (the second way) and gRPC (the first way, its `[delegate] stores`
+/// naming the node's delegate endpoint as store 1).
+async fn start_worker(store: Arc<SstStore>, node: SocketAddr) -> (WorkerHandle, GrpcHandle) {
+    let config = WorkerConfig::from_toml(&format!(
+        "addr = \"127.0.0.1:0\"\ncop-block-cache-size = \"16MiB\"\n\
+         [delegate]\nstores = {{ \"1\" = \"{node}\" }}"
+    ))
+    .unwrap();
+    let server = Worker::builder(config)
         .store(store)
         .memory_probe(Arc::new(ManualMemoryProbe::new(1 << 30, 8 << 30)))
         .cores(2)
@@ -163,12 +194,29 @@ async fn start_worker(store: Arc<SstStore>) -> WorkerHandle {
         .unwrap()
         .bind()
         .await
+        .unwrap();
+    let grpc = GrpcServer::bind(Arc::clone(server.worker()), SocketAddr::from(([127, 0, 0, 1], 0)))
+        .await
         .unwrap()
         .spawn()
+        .unwrap();
+    (server.spawn(), grpc)
+}
+
+/// Serves the node's `DelegateCoprocessor` over `shards` on a free loopback port.
+async fn serve_delegates(shards: Arc<Shards>) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let incoming = tonic::transport::server::TcpIncoming::from(listener);
+        let svc = rcop_offload::DelegateService::new(shards).into_server();
+        let _ = tonic::transport::Server::builder().serve_with_incoming(svc, incoming).await;
+    });
+    addr
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_corpus_dag_gives_identical_results_locally_and_offloaded() {
+async fn every_corpus_dag_gives_identical_results_locally_offloaded_and_delegated() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../testdata/exec");
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
@@ -181,32 +229,47 @@ async fn every_corpus_dag_gives_identical_results_locally_and_offloaded() {
     let store = Arc::new(
         SstStore::from_config(&StoreConfig::default().with_backend(Backend::Memory)).unwrap(),
     );
-    let worker = start_worker(Arc::clone(&store)).await;
-    let addr = worker.local_addr();
-    let engine = Engine::new(EngineConfig::default());
-
-    let (mut corpus_size, mut cases_run, mut runs, mut errors, mut byte_equal) = (0, 0, 0, 0, 0);
+    // Every corpus table on a shard of its own (region id = shard id), before serving.
+    let mut corpus = Vec::new();
+    let mut shards = HashMap::new();
     let mut shard_id = 1;
     for f in files {
         let text = std::fs::read_to_string(&f).unwrap();
         let file: corpus::File = toml::from_str(&text).unwrap();
-        corpus_size += file.case.len();
         let mut tables = Vec::new();
         for spec in &file.table {
             let t = build_table(spec);
-            let shard = shard_of(&t, shard_id, Arc::clone(&store)).await;
+            shards.insert(shard_id, shard_of(&t, shard_id, Arc::clone(&store)).await);
+            tables.push((t, shard_id));
             shard_id += 1;
-            tables.push((t, shard));
         }
+        corpus.push((f, file, tables));
+    }
+    let shards = Arc::new(Shards(shards));
+    let node = serve_delegates(Arc::clone(&shards)).await;
+    let (worker, grpc) = start_worker(Arc::clone(&store), node).await;
+    let addr = worker.local_addr();
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{}", grpc.local_addr()))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut tidb = TikvClient::new(channel).max_decoding_message_size(usize::MAX);
+    let engine = Engine::new(EngineConfig::default());
+
+    let (mut corpus_size, mut cases_run, mut runs, mut errors, mut byte_equal) = (0, 0, 0, 0, 0);
+    for (f, file, tables) in &corpus {
+        corpus_size += file.case.len();
         for c in &file.case {
-            let (t, shard) = tables
+            let (t, region) = tables
                 .iter()
                 .find(|(t, _)| t.spec.name == c.table)
                 .unwrap_or_else(|| panic!("{}: no table {}", c.name, c.table));
+            let shard = &shards.0[region];
             let what = format!("{}:{}", f.file_name().unwrap().to_string_lossy(), c.name);
             for chunk in [false, true] {
                 let (dag, _) = build_dag(t, c, chunk);
-                let req = cop_request(t, &dag);
+                let req = cop_request(t, &dag, *region);
 
                 let snap = shard.snapshot();
                 let mut scan = SnapScan::new(snap.scanner(req.start_ts));
@@ -232,6 +295,18 @@ async fn every_corpus_dag_gives_identical_results_locally_and_offloaded() {
                 if remote.data == local.data {
                     byte_equal += 1;
                 }
+
+                let first = tidb.coprocessor(req.clone()).await.unwrap().into_inner();
+                assert_eq!(first.other_error, local.other_error, "{what} chunk={chunk} (gRPC)");
+                assert_eq!(first.region_error, local.region_error, "{what} chunk={chunk} (gRPC)");
+                assert!(first.locked.is_none(), "{what} chunk={chunk} (gRPC)");
+                assert_eq!(first.range, local.range, "{what} chunk={chunk} (gRPC)");
+                assert_eq!(
+                    without_times(&first.data),
+                    without_times(&local.data),
+                    "{what} chunk={chunk}: delegated != local"
+                );
+
                 let sel = tipb::SelectResponse::decode(local.data.clone()).unwrap();
                 if let Some(want) = &c.error {
                     let got = sel.error.as_ref().and_then(|e| e.msg.clone()).unwrap_or_default();
@@ -245,10 +320,13 @@ async fn every_corpus_dag_gives_identical_results_locally_and_offloaded() {
             cases_run += 1;
         }
     }
+    drop(tidb);
+    grpc.shutdown().await.unwrap();
     worker.shutdown().await.unwrap();
     eprintln!(
-        "corpus offload: {cases_run} cases, {runs} DAGs (TypeDefault + TypeChunk), {errors} \
-         expected errors, {byte_equal} byte-identical before clearing summary times"
+        "corpus offload: {cases_run} cases, {runs} DAGs (TypeDefault + TypeChunk) each way, \
+         {errors} expected errors, {byte_equal} byte-identical over HTTP before clearing \
+         summary times"
     );
     assert_eq!(cases_run, corpus_size, "every corpus case ran");
     assert_eq!(runs, 2 * corpus_size);
