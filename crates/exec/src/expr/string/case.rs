@@ -6,16 +6,16 @@
 //!
 //! TiKV's `upper_utf8` / `lower_utf8` (`impl_string.rs`) take their rules from the
 //! `Encoding` of the argument's charset (`collation/encoding/*.rs`), and so do we
-//! ([`CaseRules::of`]):
+//! (`CaseRules::of`):
 //! - utf8mb4 and the rest: a character whose case mapping is several characters (`ß` → `SS`)
 //!   keeps MySQL's single-character mapping (`ß` stays, `İ` lowers to `i`).
 //! - `gbk` (`encoding/gbk.rs`, after MySQL's WL#4583): the first character of the Unicode
 //!   mapping, except where the other case is not in GBK: the pinyin letters `à á è é ê ì í ò
 //!   ó ù ú ü ā ē ě ī ń ň ō ū ǎ ǐ ǒ ǔ ǖ ǘ ǚ ǜ` stay lower-case and `Ⅺ Ⅻ` stay upper-case.
 //! - `gb18030` (`encoding/gb18030.rs`): the first character of the Unicode mapping, except for
-//!   the code points MySQL's gb18030 leaves alone in both directions ([`GB18030_KEEP`]),
+//!   the code points MySQL's gb18030 leaves alone in both directions (`GB18030_KEEP`),
 //!   those it leaves alone when upper-casing and lowers to another character
-//!   ([`GB18030_LOWER`], `µ` → `μ`, `ς` → `σ`, `ǅ` → `ǆ`, ...).
+//!   (`GB18030_LOWER`, `µ` → `μ`, `ς` → `σ`, `ǅ` → `ǆ`, ...).
 
 use super::{Sig, add, build_bytes, char_at, map_slice};
 use crate::collation::Collation;
@@ -397,6 +397,15 @@ mod tests {
         assert_eq!(map("abcÀé中Ω", false, g), "abcàé中ω");
         assert_eq!(map("abcÀé中ω", true, g), "ABCÀÉ中Ω");
         assert_eq!(map("ß", true, g), "S");
+    }
+
+    #[test]
+    fn tables_are_sorted_for_binary_search() {
+        for t in [GBK_KEEP_LOWER, GBK_KEEP_UPPER, GB18030_KEEP] {
+            assert!(t.iter().all(|&(lo, hi)| lo <= hi));
+            assert!(t.windows(2).all(|w| w[0].1 < w[1].0), "{t:?}");
+        }
+        assert!(GB18030_LOWER.windows(2).all(|w| w[0].0 < w[1].0));
     }
 
     #[test]
