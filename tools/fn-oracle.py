@@ -68,6 +68,8 @@ COLLATIONS = {
     "-224": "utf8mb4_unicode_ci",
     "-83": "utf8_bin",
     "-33": "utf8_general_ci",
+    "-87": "gbk_bin",
+    "-28": "gbk_chinese_ci",
 }
 
 

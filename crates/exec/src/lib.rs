@@ -100,4 +100,4 @@ pub use expr::build::build as build_expr;
 pub use expr::eval::eval as eval_expr;
 pub use expr::{DEFAULT_MAX_DEPTH, Node, Value};
 pub use scan::{KeyRange, KvBatch, MemScanner, MemStore, ScanError, ScanSource, ScanStatus};
-pub use types::{EvalType, FLAG_NOT_NULL, FLAG_UNSIGNED, FieldType};
+pub use types::{Charset, EvalType, FLAG_NOT_NULL, FLAG_UNSIGNED, FieldType};

@@ -49,12 +49,44 @@ pub struct FieldType {
     pub decimal: i32,
     /// Collation id.
     pub collate: i32,
+    /// Character set (tipb `FieldType.charset`; a `ColumnInfo` has none).
+    pub charset: Charset,
+}
+
+/// The character set a field type names, where the engine has rules of its own for it (TiKV
+/// picks the case mapping of `UPPER` / `LOWER` by it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Charset {
+    /// None named (an empty or absent `charset`).
+    #[default]
+    Unspecified,
+    /// `utf8mb4` or `utf8`.
+    Utf8Mb4,
+    /// `gbk`.
+    Gbk,
+    /// `gb18030`.
+    Gb18030,
+    /// Any other (`binary`, `latin1`, `ascii`, ...).
+    Other,
+}
+
+impl Charset {
+    /// The charset named `name` (TiDB writes the lower-case names).
+    pub fn from_name(name: &str) -> Charset {
+        match name {
+            "" => Charset::Unspecified,
+            "utf8mb4" | "utf8" => Charset::Utf8Mb4,
+            "gbk" => Charset::Gbk,
+            "gb18030" => Charset::Gb18030,
+            _ => Charset::Other,
+        }
+    }
 }
 
 impl FieldType {
     /// A field type of the given MySQL type with no flags.
     pub const fn new(tp: u8) -> FieldType {
-        FieldType { tp, flag: 0, flen: -1, decimal: -1, collate: 63 }
+        FieldType { tp, flag: 0, flen: -1, decimal: -1, collate: 63, charset: Charset::Unspecified }
     }
 
     /// `BIGINT` (signed).
@@ -73,6 +105,7 @@ impl FieldType {
                 flen: ft.flen.unwrap_or(-1),
                 decimal: ft.decimal.unwrap_or(-1),
                 collate: ft.collate.unwrap_or(63),
+                charset: Charset::from_name(ft.charset.as_deref().unwrap_or_default()),
             },
         }
     }
@@ -85,6 +118,7 @@ impl FieldType {
             flen: c.column_len.unwrap_or(-1),
             decimal: c.decimal.unwrap_or(-1),
             collate: c.collation.unwrap_or(63),
+            charset: Charset::Unspecified,
         }
     }
 

@@ -113,7 +113,8 @@ fn load_expected(path: &Path) -> HashMap<(usize, usize), Expected> {
     out
 }
 
-/// A column type with its options (`unsigned`, `not_null`, `collate=ID`, `flag=BITS`).
+/// A column type with its options (`unsigned`, `not_null`, `collate=ID`, `charset=NAME`,
+/// `flag=BITS`).
 fn field_type(spec: &str) -> tipb::FieldType {
     let mut parts = spec.split_whitespace();
     let mut ft = corpus::parse_type(parts.next().unwrap());
@@ -122,6 +123,8 @@ fn field_type(spec: &str) -> tipb::FieldType {
             None if opt == "unsigned" => ft.flag = Some(ft.flag.unwrap_or(0) | 32),
             None if opt == "not_null" => ft.flag = Some(ft.flag.unwrap_or(0) | 1),
             Some(("collate", id)) => ft.collate = Some(id.parse().unwrap()),
+            // The charset TiDB names beside the collation (`gbk` for gbk_bin).
+            Some(("charset", name)) => ft.charset = Some(name.to_owned()),
             // Extra `FieldType.flag` bits (TiDB's `ParseToJSONFlag`, `IsBooleanFlag`).
             Some(("flag", bits)) => {
                 ft.flag = Some(ft.flag.unwrap_or(0) | bits.parse::<u32>().unwrap())

@@ -263,3 +263,43 @@ fn every_listed_signature_is_registered() {
         assert!(names.iter().any(|n| n == sig), "{sig} is not registered");
     }
 }
+
+/// UPPER and LOWER of a `gbk` or `gb18030` string follow that charset's rules (TiKV picks the
+/// encoding by the argument's charset), as a column and as a constant.
+#[test]
+fn case_follows_the_arguments_charset() {
+    let arg_ft = |charset: &str, collate| tipb::FieldType {
+        charset: Some(charset.to_owned()),
+        ..ft_str(collate)
+    };
+    let cases: [(&str, &str, i32, &str, &str); 6] = [
+        ("UpperUTF8", "gbk", -87, "àbß", "àBS"),
+        ("LowerUTF8", "gbk", -28, "ⅪⅠA", "Ⅺⅰa"),
+        ("UpperUTF8", "utf8mb4", -46, "àbß", "ÀBß"),
+        ("LowerUTF8", "utf8mb4", -46, "ⅪⅠA", "ⅺⅰa"),
+        ("LowerUTF8", "gb18030", -249, "µςA", "μσa"),
+        ("UpperUTF8", "gb18030", -249, "µςa", "µςA"),
+    ];
+    for (sig, charset, collate, arg, want) in cases {
+        let f = arg_ft(charset, collate);
+        let schema = [FieldType::from_proto(Some(&f))];
+        let mut c = VecCol::new(rcop_exec::EvalType::Bytes, 1);
+        <BytesT as rcop_exec::Elem>::push(&mut c, Some(arg.as_bytes()));
+        let batch = Batch::from_cols(vec![c]);
+        let as_col = call(sig, true, vec![col(0, f.clone())]);
+        let as_const = call(
+            sig,
+            true,
+            vec![tipb::Expr {
+                tp: Some(6),
+                val: Some(arg.as_bytes().to_vec().into()),
+                field_type: Some(f.clone()),
+                ..Default::default()
+            }],
+        );
+        for e in [as_col, as_const] {
+            let (got, _) = eval(&e, &batch, &schema).unwrap();
+            assert_eq!(got, [Scalar::Bytes(want.as_bytes().to_vec())], "{sig} {charset} {arg}");
+        }
+    }
+}

@@ -42,8 +42,10 @@ pub(crate) fn sort_key(s: &[u8], out: &mut Vec<u8>) {
     }
 }
 
-pub(crate) fn compare(a: &[u8], b: &[u8]) -> Ordering {
-    let (mut a, mut b) = (trim_end_spaces(a), trim_end_spaces(b));
+/// Compares `a` and `b`; `pad` removes trailing spaces first (PAD SPACE), as TiKV's
+/// `sort_compare` unless its `force_no_pad` is set.
+pub(crate) fn compare(a: &[u8], b: &[u8], pad: bool) -> Ordering {
+    let (mut a, mut b) = if pad { (trim_end_spaces(a), trim_end_spaces(b)) } else { (a, b) };
     while !a.is_empty() && !b.is_empty() {
         let (Some((ca, na)), Some((cb, nb))) = (next_utf8(a), next_utf8(b)) else {
             return Ordering::Equal;
@@ -80,10 +82,10 @@ mod tests {
             0x00, 0x5a, 0x00, 0x20, 0x26, 0x3, 0x00, 0x20, 0x00, 0x51, 0x00, 0x55, 0x00, 0x58,
         ];
         assert_eq!(k, want);
-        assert_eq!(compare("cAfe ".as_bytes(), "café".as_bytes()), Ordering::Equal);
-        assert_eq!(compare(b"aa ", b"a a"), Ordering::Greater);
-        assert_eq!(compare(b"A", b"a\t"), Ordering::Less);
-        assert_eq!(compare("ß".as_bytes(), b"ss"), Ordering::Less);
+        assert_eq!(compare("cAfe ".as_bytes(), "café".as_bytes(), true), Ordering::Equal);
+        assert_eq!(compare(b"aa ", b"a a", true), Ordering::Greater);
+        assert_eq!(compare(b"A", b"a\t", true), Ordering::Less);
+        assert_eq!(compare("ß".as_bytes(), b"ss", true), Ordering::Less);
     }
 
     #[test]
@@ -92,7 +94,7 @@ mod tests {
         sort_key(b"ab\xFFcd", &mut k);
         assert_eq!(k, [0, 0x41, 0, 0x42]);
         // Equal as soon as either side meets an invalid sequence.
-        assert_eq!(compare(b"a\xFFz", b"Ab"), Ordering::Equal);
-        assert_eq!(compare(b"b\xFF", b"a"), Ordering::Greater);
+        assert_eq!(compare(b"a\xFFz", b"Ab", true), Ordering::Equal);
+        assert_eq!(compare(b"b\xFF", b"a", true), Ordering::Greater);
     }
 }

@@ -168,7 +168,7 @@ impl Collation {
         match self {
             Collation::Binary => a.cmp(b),
             Collation::PadSpaceBin => bin::trim_end_spaces(a).cmp(bin::trim_end_spaces(b)),
-            Collation::GeneralCi => general_ci::compare(a, b),
+            Collation::GeneralCi => general_ci::compare(a, b, true),
             Collation::UnicodeCi => {
                 uca::UCA0400.compare(bin::trim_end_spaces(a), bin::trim_end_spaces(b))
             }
@@ -176,6 +176,25 @@ impl Collation {
             Collation::GbkBin => gb::Gb::GbkBin.compare(a, b, true),
             Collation::GbkChineseCi => gb::Gb::GbkChineseCi.compare(a, b, true),
             Collation::Gb18030Bin => gb::Gb::Gb18030Bin.compare(a, b, true),
+        }
+    }
+
+    /// Compares two strings without PAD SPACE: trailing spaces count. TiKV's
+    /// `sort_compare(a, b, force_no_pad = true)`, which its `like` uses to compare one pattern
+    /// character with one text character (`impl_like.rs`): under a PAD SPACE collation a
+    /// lone space would otherwise compare as the empty string, so `'a　a' LIKE 'a a'` (U+3000
+    /// weighs as a space under unicode_ci) would fail and an ignorable character would match
+    /// a space.
+    #[inline]
+    pub fn compare_no_pad(self, a: &[u8], b: &[u8]) -> Ordering {
+        match self {
+            Collation::Binary | Collation::PadSpaceBin => a.cmp(b),
+            Collation::GeneralCi => general_ci::compare(a, b, false),
+            Collation::UnicodeCi => uca::UCA0400.compare(a, b),
+            Collation::Uca0900AiCi => uca::UCA0900.compare(a, b),
+            Collation::GbkBin => gb::Gb::GbkBin.compare(a, b, false),
+            Collation::GbkChineseCi => gb::Gb::GbkChineseCi.compare(a, b, false),
+            Collation::Gb18030Bin => gb::Gb::Gb18030Bin.compare(a, b, false),
         }
     }
 }

@@ -3,8 +3,10 @@
 //! The pattern and the text are walked character by character: `%` matches any run
 //! (backtracking to the last `%`), `_` one character, the escape character (any code point)
 //! makes the next pattern character literal, and a literal matches a text character that the
-//! collation compares Equal to it (so `_ci` collations match case- and accent-insensitively,
-//! PAD SPACE ones compare single characters as bytes).
+//! collation compares Equal to it (so `_ci` collations match case- and accent-insensitively).
+//! That comparison is TiKV's `sort_compare(t, p, force_no_pad = true)`: no PAD SPACE trimming,
+//! so a space in the pattern is a character with the space's weight, not an empty string
+//! (under `utf8mb4_unicode_ci` U+3000 then matches it, an ignorable character does not).
 //!
 //! A character is one byte under `binary` and `latin1_bin` (ids 63, -63, 47, -47) and one
 //! UTF-8 sequence otherwise, every legacy id included. Like TiKV, the UTF-8 decoding does not
@@ -95,7 +97,7 @@ impl LikePattern {
                     if literal && let Some((_, toff)) = self.decode(rest(text, tx)) {
                         let t = text.get(tx..tx + toff).unwrap_or_default();
                         let p = pat.get(px..px + poff).unwrap_or_default();
-                        if self.coll.compare(t, p).is_eq() {
+                        if self.coll.compare_no_pad(t, p).is_eq() {
                             tx += toff;
                             px += poff;
                             continue;
@@ -179,6 +181,27 @@ mod tests {
         // One character against one: `ß` is `s` under general_ci, not `ss` under unicode_ci.
         assert!(like("ß".as_bytes(), b"s", -45));
         assert!(!like("ß".as_bytes(), b"ss", -224));
+    }
+
+    #[test]
+    fn characters_compare_without_pad_space() {
+        // TiKV impl_like.rs test_like: a full-width space (U+3000) in the text matches the
+        // pattern's space under utf8mb4_unicode_ci (its weight is the space's), and Ⱕ matches
+        // ⱕ under utf8mb4_0900_ai_ci.
+        assert!(like(b"a a", "a\u{3000}a".as_bytes(), -224));
+        assert!(like(b"a a", "a\u{3000}a".as_bytes(), -192));
+        assert!(like("ⱕ".as_bytes(), "Ⱕ".as_bytes(), -255));
+        assert!(like(b"a a", "a\u{3000}a".as_bytes(), -255));
+        // A lone space is not the empty string: an ignorable character (U+0001 weighs nothing
+        // under UCA 4.0.0) does not match it, nor does the space match an ignorable one.
+        assert_eq!(Collation::UnicodeCi.compare(b"\x01", b" "), std::cmp::Ordering::Equal);
+        assert!(!like(b"a ", b"a\x01", -224));
+        assert!(!like(b"a\x01", b"a ", -224));
+        // general_ci and the binary PAD SPACE collations weigh U+3000 apart from a space.
+        assert!(!like(b"a a", "a\u{3000}a".as_bytes(), -45));
+        assert!(!like(b"a a", "a\u{3000}a".as_bytes(), -46));
+        assert!(like(b"a a", b"a a", -45));
+        assert!(like(b"a_", b"a ", -46));
     }
 
     #[test]

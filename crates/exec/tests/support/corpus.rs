@@ -152,6 +152,7 @@ fn parse_col(spec: &str, id: i64) -> ColSpec {
             o if o.starts_with("collate=") => {
                 ft.collate = Some(o["collate=".len()..].parse().unwrap())
             }
+            o if o.starts_with("charset=") => ft.charset = Some(o["charset=".len()..].to_owned()),
             o if o.starts_with("id=") => c.id = o[3..].parse().unwrap(),
             o => panic!("unknown column option {o}"),
         }
