@@ -126,6 +126,9 @@ pub struct NodeConfig {
     pub store_id: u64,
     /// `[delegate]`: limits of the delegate endpoint.
     pub delegate: NodeDelegateConfig,
+    /// `[security]`: TLS of the offload client (to `https://` workers) and of the delegate
+    /// endpoint; off while its paths are empty.
+    pub security: rcop_tls::SecurityConfig,
 }
 
 impl Default for NodeConfig {
@@ -139,6 +142,7 @@ impl Default for NodeConfig {
             grpc_addr: String::new(),
             store_id: 1,
             delegate: NodeDelegateConfig::default(),
+            security: rcop_tls::SecurityConfig::default(),
         }
     }
 }
@@ -220,6 +224,7 @@ pub struct StorageNode {
     keyspace_id: u32,
     store_id: u64,
     delegate: NodeDelegateConfig,
+    security: rcop_tls::SecurityConfig,
 }
 
 impl StorageNode {
@@ -239,10 +244,14 @@ impl StorageNode {
             .map_or(1, |d| u64::try_from(d.as_micros()).unwrap_or(1));
         let shard = Shard::with_store(shard_cfg, store, FileIds::starting_at(first_id))?;
         let registry = Registry::new();
-        let offloader = Offloader::builder(cfg.kvengine.clone())
-            .registry(&registry)
-            .build()
-            .context("building the offloader")?;
+        let mut offloader = Offloader::builder(cfg.kvengine.clone()).registry(&registry);
+        if cfg.security.enabled() {
+            // Workers are `https://` URLs, verified against [security]'s CA; this node's
+            // certificate is its identity to them.
+            let tls = cfg.security.client_config(&[]).context("[security]")?;
+            offloader = offloader.tls_config(rustls_config(&tls));
+        }
+        let offloader = offloader.build().context("building the offloader")?;
         Ok(StorageNode {
             shard: Arc::new(shard),
             offloader,
@@ -251,6 +260,7 @@ impl StorageNode {
             keyspace_id: ks,
             store_id: cfg.store_id,
             delegate: cfg.delegate.clone(),
+            security: cfg.security.clone(),
         })
     }
 
@@ -277,23 +287,33 @@ impl StorageNode {
             .with_max_request_size(cap)
     }
 
-    /// Serves `tikvpb.Tikv/DelegateCoprocessor` (plain HTTP/2) on `listener` until
-    /// `shutdown` completes.
+    /// Serves `tikvpb.Tikv/DelegateCoprocessor` on `listener` until `shutdown` completes:
+    /// plain HTTP/2, or TLS with `[security]` (workers present certificates of its CA;
+    /// `cert-allowed-cn` names the workers let in).
     ///
     /// # Errors
     ///
-    /// The gRPC server failed.
+    /// Certificate files that cannot be used; the gRPC server failed.
     pub async fn serve_grpc(
         self: Arc<Self>,
         listener: TcpListener,
         shutdown: impl Future<Output = ()> + Send,
     ) -> Result<()> {
-        let incoming =
-            tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
-        tonic::transport::Server::builder()
-            .serve_with_incoming_shutdown(self.delegate_service().into_server(), incoming, shutdown)
-            .await
-            .context("delegate gRPC server")
+        let service = self.delegate_service().into_server();
+        let server = tonic::transport::Server::builder();
+        if self.security.enabled() {
+            let tls = Arc::new(self.security.server(&[b"h2"]).context("[security]")?);
+            let incoming =
+                rcop_tls::incoming(listener, tls, rcop_tls::DEFAULT_HANDSHAKE_TIMEOUT, |e| {
+                    tracing::warn!(error = %e, "delegate TLS connection refused");
+                });
+            server.serve_with_incoming_shutdown(service, incoming, shutdown).await
+        } else {
+            let incoming =
+                tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
+            server.serve_with_incoming_shutdown(service, incoming, shutdown).await
+        }
+        .context("delegate gRPC server")
     }
 
     /// Loads `spec` through the shard, starting at commit ts `first_ts`.
@@ -472,6 +492,11 @@ impl DelegateHost for StorageNode {
         }
         Ok(ShardSource::new(&self.shard))
     }
+}
+
+/// An owned copy of a shared client configuration (the offloader takes one by value).
+fn rustls_config(tls: &Arc<rcop_tls::ClientConfig>) -> rcop_tls::ClientConfig {
+    rcop_tls::ClientConfig::clone(tls)
 }
 
 fn execute_local(

@@ -54,8 +54,11 @@ impl HyperTransport {
     }
 
     /// A transport with the caller's TLS configuration (private CAs, client certificates).
+    /// Its ALPN list is replaced by the transport's own (HTTP/1.1).
     #[cfg(feature = "tls")]
-    pub fn with_tls(config: &Config, tls: rustls::ClientConfig) -> HyperTransport {
+    pub fn with_tls(config: &Config, mut tls: rustls::ClientConfig) -> HyperTransport {
+        // hyper-rustls sets ALPN itself and panics on a configuration that already has one.
+        tls.alpn_protocols.clear();
         let connector = hyper_rustls::HttpsConnectorBuilder::new()
             .with_tls_config(tls)
             .https_or_http()

@@ -50,6 +50,8 @@ pub use error::{Error, Result};
 #[cfg(feature = "tonic")]
 pub use grpc::{GrpcConnector, TlsConn, TlsConnectInfo, incoming};
 pub use identity::PeerIdentity;
+/// rustls's configurations, as [`SecurityConfig`] builds them.
+pub use rustls::{ClientConfig, ServerConfig};
 pub use server::{DEFAULT_HANDSHAKE_TIMEOUT, TlsServer};
 #[cfg(feature = "test-pki")]
 pub use testing::TestPki;

@@ -91,6 +91,9 @@ pub struct WorkerConfig {
     pub ia: IaSection,
     /// `[local-gc]`: the disk cache's collector of leftover files.
     pub local_gc: LocalGcSection,
+    /// `[security]`: TLS of the HTTP endpoint and of both gRPC links (TiDB → worker, worker
+    /// → storage node); off while its paths are empty.
+    pub security: rcop_tls::SecurityConfig,
 }
 
 impl Default for WorkerConfig {
@@ -108,6 +111,7 @@ impl Default for WorkerConfig {
             data_dir: PathBuf::new(),
             ia: IaSection::default(),
             local_gc: LocalGcSection::default(),
+            security: rcop_tls::SecurityConfig::default(),
         }
     }
 }
@@ -176,6 +180,13 @@ impl WorkerConfig {
         self
     }
 
+    /// Sets [`security`](Self::security).
+    #[must_use]
+    pub fn with_security(mut self, security: rcop_tls::SecurityConfig) -> Self {
+        self.security = security;
+        self
+    }
+
     /// True when the disk cache runs: `data-dir` is set and `[ia] mem-cap` and `disk-cap`
     /// are above zero (as upstream).
     pub fn disk_cache_enabled(&self) -> bool {
@@ -226,6 +237,10 @@ impl WorkerConfig {
         self.delegate.validate()?;
         self.ia.validate()?;
         self.local_gc.validate()?;
+        self.security.validate().map_err(|e| match e {
+            rcop_tls::Error::Config { key, reason } => Error::config(security_key(key), reason),
+            other => Error::Tls(other),
+        })?;
         self.dfs.validate()
     }
 
@@ -251,6 +266,16 @@ impl WorkerConfig {
         let factor = self.thread_pool_size_factor.clamp(lo, hi);
         // `as` saturates; the factor is finite and the product small.
         ((cores.max(1) as f64 * factor).round() as usize).max(1)
+    }
+}
+
+/// `security.{key}` for the keys `rcop-tls` names.
+fn security_key(key: &str) -> &'static str {
+    match key {
+        "ca-path" => "security.ca-path",
+        "cert-allowed-cn" => "security.cert-allowed-cn",
+        "cert-reload-interval" => "security.cert-reload-interval",
+        _ => "security",
     }
 }
 
@@ -541,6 +566,8 @@ mod tests {
             ("[ia]\ndfs-keyspace-concurrency = 0", "ia.dfs-keyspace-concurrency"),
             ("[local-gc]\ninterval = \"0s\"", "local-gc.interval"),
             ("[ia]\nunknown = 1", "(file)"),
+            ("[security]\nca-path = \"ca.pem\"", "security.ca-path"),
+            ("[security]\ncert-allowed-cn = [\"node\"]", "security.cert-allowed-cn"),
         ] {
             match WorkerConfig::from_toml(text) {
                 Err(Error::Config { key: k, .. }) => assert_eq!(k, key, "{text}"),

@@ -62,6 +62,9 @@ pub enum Error {
     /// The gRPC server failed (delegate path).
     #[error("gRPC server: {0}")]
     Grpc(String),
+    /// `[security]`: a certificate or key file cannot be used.
+    #[error("TLS: {0}")]
+    Tls(#[from] rcop_tls::Error),
 }
 
 impl Error {

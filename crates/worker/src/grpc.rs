@@ -85,12 +85,32 @@ pub struct DelegateClient {
     channels: Mutex<HashMap<String, Channel>>,
     config: DelegateConfig,
     metrics: Option<WorkerMetrics>,
+    tls: Option<rcop_tls::GrpcConnector>,
 }
 
 impl DelegateClient {
     /// A client over `resolver` with the `[delegate]` settings of `config`.
     pub fn new(resolver: Arc<dyn StoreResolver>, config: DelegateConfig) -> Self {
-        DelegateClient { resolver, channels: Mutex::new(HashMap::new()), config, metrics: None }
+        DelegateClient {
+            resolver,
+            channels: Mutex::new(HashMap::new()),
+            config,
+            metrics: None,
+            tls: None,
+        }
+    }
+
+    /// Calls storage nodes over TLS with `security`'s client configuration: the node's
+    /// certificate verified against its CA, this worker's certificate presented
+    /// (`[security]`, the same section as the HTTP endpoint's).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Tls`] for certificate files that cannot be used.
+    pub fn with_tls(mut self, security: &rcop_tls::SecurityConfig) -> Result<Self> {
+        let tls = security.client_config(&[b"h2"])?;
+        self.tls = Some(rcop_tls::GrpcConnector::new(tls));
+        Ok(self)
     }
 
     /// The client `[delegate]` describes: PD when `pd-endpoints` is set (feature `pd`),
@@ -125,11 +145,19 @@ impl DelegateClient {
         if let Some(c) = channels.get(uri) {
             return Ok(c.clone());
         }
-        let endpoint = Endpoint::from_shared(uri.to_owned())
+        // Over TLS the address says so (the connector does the TLS itself).
+        let target = match (&self.tls, uri.strip_prefix("http://")) {
+            (Some(_), Some(rest)) => format!("https://{rest}"),
+            _ => uri.to_owned(),
+        };
+        let endpoint = Endpoint::from_shared(target)
             .map_err(|e| format!("bad store address {uri:?}: {e}"))?
             .connect_timeout(self.config.connect_timeout.0)
             .tcp_nodelay(true);
-        let channel = endpoint.connect_lazy();
+        let channel = match &self.tls {
+            Some(connector) => endpoint.connect_with_connector_lazy(connector.clone()),
+            None => endpoint.connect_lazy(),
+        };
         channels.insert(uri.to_owned(), channel.clone());
         Ok(channel)
     }
@@ -444,11 +472,14 @@ impl Tikv for CopService {
     }
 }
 
-/// The gRPC listener of `cop-addr`, bound and not yet serving.
+/// The gRPC listener of `cop-addr`, bound and not yet serving. With `[security]` set it
+/// serves TLS (ALPN h2; client certificates and `cert-allowed-cn` as configured).
 #[derive(Debug)]
 pub struct GrpcServer {
     listener: TcpListener,
     service: CopService,
+    tls: Option<Arc<rcop_tls::TlsServer>>,
+    metrics: WorkerMetrics,
 }
 
 impl GrpcServer {
@@ -458,8 +489,12 @@ impl GrpcServer {
     ///
     /// [`Error::Config`] (delegate section), [`Error::Io`] (bind).
     pub async fn bind(worker: Arc<Worker>, addr: SocketAddr) -> Result<GrpcServer> {
-        let client = DelegateClient::from_config(&worker.config().delegate)?
+        let mut client = DelegateClient::from_config(&worker.config().delegate)?
             .with_metrics(worker.metrics().clone());
+        let security = &worker.config().security;
+        if security.enabled() {
+            client = client.with_tls(security)?;
+        }
         GrpcServer::bind_with(worker, Arc::new(client), addr).await
     }
 
@@ -473,8 +508,12 @@ impl GrpcServer {
         client: Arc<DelegateClient>,
         addr: SocketAddr,
     ) -> Result<GrpcServer> {
+        let security = &worker.config().security;
+        let tls =
+            if security.enabled() { Some(Arc::new(security.server(&[b"h2"])?)) } else { None };
         let listener = TcpListener::bind(addr).await?;
-        Ok(GrpcServer { listener, service: CopService::new(worker, client) })
+        let metrics = worker.metrics().clone();
+        Ok(GrpcServer { listener, service: CopService::new(worker, client), tls, metrics })
     }
 
     /// The bound address.
@@ -492,12 +531,29 @@ impl GrpcServer {
     ///
     /// [`Error::Grpc`] when the server fails.
     pub async fn run(self, shutdown: impl Future<Output = ()> + Send) -> Result<()> {
-        let incoming =
-            tonic::transport::server::TcpIncoming::from(self.listener).with_nodelay(Some(true));
-        tonic::transport::Server::builder()
-            .serve_with_incoming_shutdown(self.service.into_server(), incoming, shutdown)
-            .await
-            .map_err(|e| Error::Grpc(e.to_string()))
+        let server = tonic::transport::Server::builder();
+        let served = match self.tls {
+            None => {
+                let incoming = tonic::transport::server::TcpIncoming::from(self.listener)
+                    .with_nodelay(Some(true));
+                server
+                    .serve_with_incoming_shutdown(self.service.into_server(), incoming, shutdown)
+                    .await
+            }
+            Some(tls) => {
+                let metrics = self.metrics;
+                let incoming = rcop_tls::incoming(
+                    self.listener,
+                    tls,
+                    rcop_tls::DEFAULT_HANDSHAKE_TIMEOUT,
+                    move |e| metrics.tls_refused("grpc", e),
+                );
+                server
+                    .serve_with_incoming_shutdown(self.service.into_server(), incoming, shutdown)
+                    .await
+            }
+        };
+        served.map_err(|e| Error::Grpc(e.to_string()))
     }
 
     /// Serves on a background task; the handle stops it.

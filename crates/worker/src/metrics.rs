@@ -28,6 +28,9 @@ use crate::error::Result;
 ///   included (first way);
 /// - `rcop_worker_delegate_retries_total{reason}`: delegate attempts retried (`busy`,
 ///   `network`);
+/// - `rcop_worker_tls_refused_total{listener, reason}`: TLS connections refused on the `http`
+///   or `grpc` listener (`handshake`: a failed handshake, e.g. no or a foreign client
+///   certificate; `timeout`; `not_allowed`: an identity outside `cert-allowed-cn`);
 /// - the limiter's wait histograms, waiting gauges and memory gauge ([`LimiterMetrics`]).
 #[derive(Debug, Clone)]
 pub struct WorkerMetrics {
@@ -41,6 +44,7 @@ pub struct WorkerMetrics {
     request_duration: HistogramVec,
     delegate_duration: Histogram,
     delegate_retries: IntCounterVec,
+    tls_refused: IntCounterVec,
     processing: IntGauge,
 }
 
@@ -121,6 +125,16 @@ impl WorkerMetrics {
             &["reason"],
         )?;
         registry.register(Box::new(delegate_retries.clone()))?;
+        let tls_refused = IntCounterVec::new(
+            Opts::new("rcop_worker_tls_refused_total", "TLS connections refused"),
+            &["listener", "reason"],
+        )?;
+        for listener in ["http", "grpc"] {
+            for reason in ["handshake", "timeout", "not_allowed"] {
+                tls_refused.with_label_values(&[listener, reason]);
+            }
+        }
+        registry.register(Box::new(tls_refused.clone()))?;
         // Both paths' series exist from the start, so a dashboard (and a scrape before the
         // first request) sees every name.
         for path in ["http", "grpc"] {
@@ -140,6 +154,7 @@ impl WorkerMetrics {
             request_duration,
             delegate_duration,
             delegate_retries,
+            tls_refused,
             processing,
         })
     }
@@ -200,6 +215,12 @@ impl WorkerMetrics {
     #[cfg_attr(not(feature = "grpc"), allow(dead_code))]
     pub(crate) fn delegate_retries(&self) -> &IntCounterVec {
         &self.delegate_retries
+    }
+
+    /// Counts a TLS connection refused on `listener` (`http`, `grpc`).
+    #[cfg_attr(not(any(feature = "server", feature = "grpc")), allow(dead_code))]
+    pub(crate) fn tls_refused(&self, listener: &str, e: &rcop_tls::Error) {
+        self.tls_refused.with_label_values(&[listener, e.reason_label()]).inc();
     }
 
     pub(crate) fn processing(&self) -> &IntGauge {

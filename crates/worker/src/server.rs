@@ -1,5 +1,6 @@
-//! HTTP/1.1 serving of [`WorkerService`] on a listener, with graceful shutdown: a thin
-//! wrapper for hosts without an HTTP server of their own (and for the example binary).
+//! HTTP/1.1 (and, over TLS, HTTP/2 by ALPN) serving of [`WorkerService`] on a listener, with
+//! graceful shutdown: a thin wrapper for hosts without an HTTP server of their own (and for
+//! the example binary).
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -16,6 +17,9 @@ use tokio::task::JoinHandle;
 use crate::error::{Error, Result};
 use crate::service::WorkerService;
 use crate::worker::Worker;
+
+/// ALPN of the HTTP listener with TLS: HTTP/2 when the client offers it, else HTTP/1.1.
+const HTTP_ALPN: [&[u8]; 2] = [b"h2", b"http/1.1"];
 
 /// How long a graceful shutdown waits for in-flight requests before closing connections.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
@@ -48,18 +52,24 @@ pub struct Server {
     listener: TcpListener,
     local_addr: SocketAddr,
     worker: Arc<Worker>,
+    tls: Option<Arc<rcop_tls::TlsServer>>,
 }
 
 impl Server {
     /// Serves `worker` on a listener the host bound (any address, e.g. one handed over by a
-    /// supervisor).
+    /// supervisor). With `[security]` set, connections are TLS (HTTP/2 or HTTP/1.1 by ALPN,
+    /// client certificates and `cert-allowed-cn` as configured); the files are read now.
     ///
     /// # Errors
     ///
-    /// [`Error::Io`] if the listener has no local address.
+    /// [`Error::Io`] if the listener has no local address; [`Error::Tls`] for certificate
+    /// files that cannot be used.
     pub fn from_listener(worker: Arc<Worker>, listener: TcpListener) -> Result<Server> {
         let local_addr = listener.local_addr()?;
-        Ok(Server { listener, local_addr, worker })
+        let security = &worker.config().security;
+        let tls =
+            if security.enabled() { Some(Arc::new(security.server(&HTTP_ALPN)?)) } else { None };
+        Ok(Server { listener, local_addr, worker, tls })
     }
 
     /// As [`from_listener`](Self::from_listener) for a `std` listener (set non-blocking
@@ -93,7 +103,7 @@ impl Server {
     ///
     /// None today; accept errors are logged and retried.
     pub async fn run(self, shutdown: impl Future<Output = ()> + Send) -> Result<()> {
-        let Server { listener, worker, local_addr } = self;
+        let Server { listener, worker, local_addr, tls } = self;
         let service = WorkerService::new(Arc::clone(&worker));
         let graceful = GracefulShutdown::new();
         let mut shutdown = std::pin::pin!(shutdown);
@@ -111,14 +121,54 @@ impl Server {
                         }
                     };
                     let _ = stream.set_nodelay(true);
-                    let conn = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), TowerToHyperService::new(service.clone()));
-                    let conn = graceful.watch(conn);
-                    tokio::spawn(async move {
-                        if let Err(e) = conn.await {
-                            tracing::debug!(%peer, error = %e, "connection ended with an error");
+                    let service = TowerToHyperService::new(service.clone());
+                    match &tls {
+                        None => {
+                            let conn = hyper::server::conn::http1::Builder::new()
+                                .serve_connection(TokioIo::new(stream), service);
+                            let conn = graceful.watch(conn);
+                            tokio::spawn(async move {
+                                if let Err(e) = conn.await {
+                                    tracing::debug!(%peer, error = %e, "connection ended with an error");
+                                }
+                            });
                         }
-                    });
+                        Some(tls) => {
+                            // The handshake runs on the connection's own task, bounded in
+                            // time: a slow client never holds up the accept loop.
+                            let (tls, watcher, worker) =
+                                (Arc::clone(tls), graceful.watcher(), Arc::clone(&worker));
+                            tokio::spawn(async move {
+                                let (stream, _peer) = match tls
+                                    .accept(stream, rcop_tls::DEFAULT_HANDSHAKE_TIMEOUT)
+                                    .await
+                                {
+                                    Ok(s) => s,
+                                    Err(e) => {
+                                        worker.metrics().tls_refused("http", &e);
+                                        tracing::debug!(%peer, error = %e, "TLS connection refused");
+                                        return;
+                                    }
+                                };
+                                let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
+                                let io = TokioIo::new(stream);
+                                let ended = if h2 {
+                                    let conn = hyper::server::conn::http2::Builder::new(
+                                        hyper_util::rt::TokioExecutor::new(),
+                                    )
+                                    .serve_connection(io, service);
+                                    watcher.watch(conn).await
+                                } else {
+                                    let conn = hyper::server::conn::http1::Builder::new()
+                                        .serve_connection(io, service);
+                                    watcher.watch(conn).await
+                                };
+                                if let Err(e) = ended {
+                                    tracing::debug!(%peer, error = %e, "connection ended with an error");
+                                }
+                            });
+                        }
+                    }
                 }
                 () = &mut shutdown => break,
             }
