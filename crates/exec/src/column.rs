@@ -655,6 +655,22 @@ mod tests {
     }
 
     #[test]
+    fn push_with_keeps_or_drops_what_it_wrote() {
+        let mut v = BytesVec::with_capacity(3, 8);
+        assert!(v.push_with(|out| {
+            out.extend_from_slice(b"ab");
+            true
+        }));
+        assert!(!v.push_with(|out| {
+            out.extend_from_slice(b"dropped");
+            false
+        }));
+        v.push(b"c");
+        assert_eq!(v.len(), 3);
+        assert_eq!([v.get(0), v.get(1), v.get(2)], [&b"ab"[..], b"", b"c"]);
+    }
+
+    #[test]
     fn push_n_matches_single_pushes() {
         // Runs of both validities crossing word boundaries, against one push per row.
         let runs = [(true, 3), (false, 61), (true, 64), (true, 1), (false, 130), (true, 200)];

@@ -139,6 +139,11 @@ impl BytesVec {
         BytesVec { data: Vec::new(), ends: Vec::new() }
     }
 
+    /// An empty vector with room for `values` values of `bytes` bytes in all.
+    pub fn with_capacity(values: usize, bytes: usize) -> Self {
+        BytesVec { data: Vec::with_capacity(bytes), ends: Vec::with_capacity(values) }
+    }
+
     /// Number of values.
     #[inline]
     pub fn len(&self) -> usize {
@@ -156,6 +161,20 @@ impl BytesVec {
     pub fn push(&mut self, v: &[u8]) {
         self.data.extend_from_slice(v);
         self.ends.push(self.data.len());
+    }
+
+    /// Appends a value that `write` writes straight into the arena (no per-value buffer).
+    /// When `write` returns `false` the bytes it wrote are dropped and an empty value is
+    /// appended in its place (a NULL's slot); the result is `write`'s.
+    #[inline]
+    pub fn push_with(&mut self, write: impl FnOnce(&mut Vec<u8>) -> bool) -> bool {
+        let start = self.data.len();
+        let ok = write(&mut self.data);
+        if !ok {
+            self.data.truncate(start);
+        }
+        self.ends.push(self.data.len());
+        ok
     }
 
     /// Appends a JSON value's binary form (type byte and body).

@@ -9,7 +9,7 @@ use rcop_datum::decimal::RoundMode;
 use rcop_datum::time::calendar;
 use rcop_datum::{Decimal, Time, TimeType, Tz};
 
-use super::format::{Tok, format_into, scan};
+use super::format::Format;
 use super::ret_fsp;
 use crate::column::{Arg, BytesT, DecT, Elem, IntT, TimeT, VecCol};
 use crate::ctx::EvalContext;
@@ -80,11 +80,12 @@ fn from_unixtime_2_arg(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol
     // The time's precision is the argument's (at most six digits), as TiDB's `FROM_UNIXTIME`.
     let fsp = u8::try_from(c.arg_ft(0).decimal.clamp(0, 6)).unwrap_or(6);
     let tz = ctx.cfg.tz.clone();
-    let constant: Option<Vec<Tok<'_>>> = match f {
-        Arg::Const(Some(f)) => Some(scan(f)),
+    let constant = match f {
+        Arg::Const(Some(f)) => Some(Format::new(f)),
         _ => None,
     };
     let mut out = VecCol::new(EvalType::Bytes, c.n);
+    let mut scratch = Format::default();
     let mut buf = Vec::new();
     for i in 0..c.n {
         let (Some(d), Some(fmt)) = (a.get(i), f.get(i)) else {
@@ -96,10 +97,14 @@ fn from_unixtime_2_arg(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol
             continue;
         };
         buf.clear();
-        let ok = match &constant {
-            Some(toks) => format_into(&t, toks, &mut buf),
-            None => format_into(&t, &scan(fmt), &mut buf),
+        let format = match &constant {
+            Some(f) => f,
+            None => {
+                scratch.reset(fmt);
+                &scratch
+            }
         };
+        let ok = format.write(&t, &mut buf);
         BytesT::push(&mut out, ok.then_some(buf.as_slice()));
     }
     Ok(out)
