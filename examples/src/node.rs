@@ -134,7 +134,7 @@ pub struct NodeConfig {
 impl Default for NodeConfig {
     fn default() -> Self {
         NodeConfig {
-            addr: SocketAddr::from(([0, 0, 0, 0], 20160)),
+            addr: SocketAddr::from(([127, 0, 0, 1], 20160)),
             dfs: DfsConfig::default(),
             kvengine: rcop_offload::Config::default(),
             keyspace_id: 1,

@@ -11,8 +11,9 @@ use serde::{Deserialize, Serialize};
 use crate::cache::{IaSection, LocalGcSection};
 use crate::error::{Error, Result};
 
-/// Default listen address (upstream's `addr`).
-pub const DEFAULT_ADDR: &str = "0.0.0.0:19000";
+/// Default listen address: upstream's port, on loopback only, so a worker started without a
+/// config serves no other host until its operator says so (with `[security]` set).
+pub const DEFAULT_ADDR: &str = "127.0.0.1:19000";
 /// Default `cop-max-resp-size`: 32 MiB.
 pub const DEFAULT_MAX_RESP_SIZE: u64 = 32 << 20;
 /// Default `max-request-size`: 1 GiB. Upstream has no cap; the whole body is read into memory.
@@ -99,7 +100,7 @@ pub struct WorkerConfig {
 impl Default for WorkerConfig {
     fn default() -> Self {
         WorkerConfig {
-            addr: SocketAddr::from(([0, 0, 0, 0], 19000)),
+            addr: SocketAddr::from(([127, 0, 0, 1], 19000)),
             dfs: DfsConfig::default(),
             cop_block_cache_size: MemoryThreshold::Percent(DEFAULT_BLOCK_CACHE_PERCENT),
             cop_max_resp_size: ReadableSize(DEFAULT_MAX_RESP_SIZE),
