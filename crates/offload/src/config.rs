@@ -25,8 +25,10 @@ pub const DEFAULT_BACKOFF_MAX: Duration = Duration::from_secs(30);
 /// Default `remote-coprocessor-connect-timeout`: 3 s, well under the request deadline so a
 /// black-holed worker leaves time to fail over.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
-/// Default `remote-coprocessor-pool-idle-timeout`: 90 s (hyper-util's own default).
-pub const DEFAULT_POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
+/// Default `remote-coprocessor-pool-idle-timeout`: 30 s, below a worker's default
+/// `header-read-timeout` (60 s, which also closes its idle connections), so the node drops an
+/// idle connection before the worker does and never sends on one the worker is closing.
+pub const DEFAULT_POOL_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 /// Default `remote-coprocessor-pool-max-idle-per-host`: 64 idle connections per worker.
 pub const DEFAULT_POOL_MAX_IDLE_PER_HOST: usize = 64;
 /// Default `remote-coprocessor-max-response-size`: 256 MiB, eight times the worker's default

@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use rcop_limiter::{LimiterConfig, MemoryThreshold, ReadableSize};
+use rcop_limiter::{LimiterConfig, MemoryThreshold, ReadableDuration, ReadableSize};
 use rcop_sst::{Backend, StoreConfig};
 use serde::{Deserialize, Serialize};
 
@@ -20,6 +20,16 @@ pub const DEFAULT_MAX_RESP_SIZE: u64 = 32 << 20;
 pub const DEFAULT_MAX_REQUEST_SIZE: u64 = 1 << 30;
 /// Default `cop-block-cache-size`: 20% of the memory limit, as upstream.
 pub const DEFAULT_BLOCK_CACHE_PERCENT: f64 = 20.0;
+/// Default `max-connections`: open HTTP connections at once (storage nodes pool theirs, so
+/// a worker needs a few per node; more wait in the listen backlog).
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+/// Default `header-read-timeout`: a request's headers (or, on an idle keep-alive connection,
+/// the next request's) must arrive within this. Longer than a storage node's pool idle
+/// timeout (30 s), so nodes drop idle connections first.
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(60);
+/// Default `body-read-timeout`: a request body must arrive whole within this (a 1 GiB body
+/// takes ~9 s at 1 Gbit/s).
+pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(60);
 /// Bounds of `thread-pool-size-factor` (upstream clamps to `1..=8`).
 pub const THREAD_POOL_SIZE_FACTOR_RANGE: (f64, f64) = (1.0, 8.0);
 
@@ -77,6 +87,13 @@ pub struct WorkerConfig {
     pub max_request_size: ReadableSize,
     /// Compute threads = cores × this factor, clamped to `1.0..=8.0`.
     pub thread_pool_size_factor: f64,
+    /// Open HTTP connections at most; further clients wait in the listen backlog.
+    pub max_connections: usize,
+    /// Time a client has to send a request's headers (also closes idle keep-alive
+    /// connections).
+    pub header_read_timeout: ReadableDuration,
+    /// Time a client has to send a request's whole body (408 after it).
+    pub body_read_timeout: ReadableDuration,
     /// `[cop-limiter]`, `[worker-limiter]` and `memory-upper-threshold`.
     #[serde(flatten)]
     pub limiter: LimiterConfig,
@@ -106,6 +123,9 @@ impl Default for WorkerConfig {
             cop_max_resp_size: ReadableSize(DEFAULT_MAX_RESP_SIZE),
             max_request_size: ReadableSize(DEFAULT_MAX_REQUEST_SIZE),
             thread_pool_size_factor: 1.0,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            header_read_timeout: ReadableDuration(DEFAULT_HEADER_READ_TIMEOUT),
+            body_read_timeout: ReadableDuration(DEFAULT_BODY_READ_TIMEOUT),
             limiter: LimiterConfig::default(),
             cop_addr: String::new(),
             delegate: crate::delegate::DelegateConfig::default(),
@@ -226,6 +246,15 @@ impl WorkerConfig {
         }
         if self.max_request_size.0 == 0 {
             return Err(Error::config("max-request-size", "must be greater than 0"));
+        }
+        if self.max_connections == 0 {
+            return Err(Error::config("max-connections", "must be greater than 0"));
+        }
+        if self.header_read_timeout.is_zero() {
+            return Err(Error::config("header-read-timeout", "must be greater than 0"));
+        }
+        if self.body_read_timeout.is_zero() {
+            return Err(Error::config("body-read-timeout", "must be greater than 0"));
         }
         let f = self.thread_pool_size_factor;
         if !f.is_finite() || f <= 0.0 {
@@ -463,6 +492,9 @@ mod tests {
         assert_eq!(c.dfs.backend, DfsBackend::Local);
         assert_eq!(c.compute_threads(2), 2);
         assert!(!c.disk_cache_enabled(), "no data-dir, no disk cache");
+        assert_eq!(c.max_connections, 1024);
+        assert_eq!(c.header_read_timeout.0, Duration::from_secs(60));
+        assert_eq!(c.body_read_timeout.0, Duration::from_secs(60));
         assert_eq!(c.ia.mem_cap.0, 256 << 20);
         assert_eq!(c.ia.disk_cap, MemoryThreshold::Percent(50.0));
         assert_eq!(c.ia.segment_size.0, 1 << 20);
@@ -555,6 +587,9 @@ mod tests {
             ("cop-max-resp-size = 0", "cop-max-resp-size"),
             ("max-request-size = 0", "max-request-size"),
             ("thread-pool-size-factor = -1.0", "thread-pool-size-factor"),
+            ("max-connections = 0", "max-connections"),
+            ("header-read-timeout = \"0s\"", "header-read-timeout"),
+            ("body-read-timeout = \"0s\"", "body-read-timeout"),
             ("cop-block-cache-size = \"120%\"", "cop-block-cache-size"),
             ("[dfs]\nbackend = \"s3\"", "dfs.bucket"),
             ("[dfs]\nbackend = \"s3\"\nbucket = \"b\"\nkey-id = \"k\"", "dfs.secret-key"),

@@ -41,6 +41,9 @@ pub enum Error {
     /// The request body could not be read from the connection.
     #[error("failed to read request body: {0}")]
     Body(String),
+    /// The body did not arrive within `body-read-timeout` (408).
+    #[error("request body not received within {0:?}")]
+    BodyTimeout(Duration),
     /// The envelope or one of its parts does not decode.
     #[error("failed to decode cop request: {0}")]
     Decode(#[from] rcop_wire::Error),
@@ -76,6 +79,7 @@ impl Error {
     pub fn status(&self) -> u16 {
         match self {
             Error::BodyTooLarge { .. } => 413,
+            Error::BodyTimeout(_) => 408,
             Error::Body(_) | Error::Decode(_) => 400,
             Error::Snapshot(e) if e.is_retryable() => 503,
             Error::Snapshot(e) if is_bad_request(e) => 400,
@@ -90,6 +94,7 @@ impl Error {
         match self {
             Error::BodyTooLarge { .. } => "body_too_large",
             Error::Body(_) => "body_read",
+            Error::BodyTimeout(_) => "body_timeout",
             Error::Decode(_) | Error::Delegate(_) => "decode",
             Error::Snapshot(_) => "snapshot",
             Error::SnapshotTimeout(_) => "snapshot_timeout",

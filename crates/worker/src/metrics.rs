@@ -28,6 +28,7 @@ use crate::error::Result;
 ///   included (first way);
 /// - `rcop_worker_delegate_retries_total{reason}`: delegate attempts retried (`busy`,
 ///   `network`);
+/// - `rcop_worker_open_connections`: HTTP connections open now (at most `max-connections`);
 /// - `rcop_worker_tls_refused_total{listener, reason}`: TLS connections refused on the `http`
 ///   or `grpc` listener (`handshake`: a failed handshake, e.g. no or a foreign client
 ///   certificate; `timeout`; `not_allowed`: an identity outside `cert-allowed-cn`);
@@ -45,6 +46,7 @@ pub struct WorkerMetrics {
     delegate_duration: Histogram,
     delegate_retries: IntCounterVec,
     tls_refused: IntCounterVec,
+    open_connections: IntGauge,
     processing: IntGauge,
 }
 
@@ -135,6 +137,9 @@ impl WorkerMetrics {
             }
         }
         registry.register(Box::new(tls_refused.clone()))?;
+        let open_connections =
+            IntGauge::new("rcop_worker_open_connections", "HTTP connections open now")?;
+        registry.register(Box::new(open_connections.clone()))?;
         // Both paths' series exist from the start, so a dashboard (and a scrape before the
         // first request) sees every name.
         for path in ["http", "grpc"] {
@@ -155,6 +160,7 @@ impl WorkerMetrics {
             delegate_duration,
             delegate_retries,
             tls_refused,
+            open_connections,
             processing,
         })
     }
@@ -221,6 +227,11 @@ impl WorkerMetrics {
     #[cfg_attr(not(any(feature = "server", feature = "grpc")), allow(dead_code))]
     pub(crate) fn tls_refused(&self, listener: &str, e: &rcop_tls::Error) {
         self.tls_refused.with_label_values(&[listener, e.reason_label()]).inc();
+    }
+
+    #[cfg_attr(not(feature = "server"), allow(dead_code))]
+    pub(crate) fn open_connections(&self) -> &IntGauge {
+        &self.open_connections
     }
 
     pub(crate) fn processing(&self) -> &IntGauge {

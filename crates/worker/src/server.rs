@@ -7,16 +7,37 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
-use tokio::sync::oneshot;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 use tokio::task::JoinHandle;
 
 use crate::error::{Error, Result};
 use crate::service::WorkerService;
 use crate::worker::Worker;
+
+/// An open connection: holds its `max-connections` slot and counts itself in
+/// `rcop_worker_open_connections` until dropped.
+struct Connection {
+    _slot: OwnedSemaphorePermit,
+    gauge: prometheus::IntGauge,
+}
+
+impl Connection {
+    fn open(slot: OwnedSemaphorePermit, worker: &Worker) -> Connection {
+        let gauge = worker.metrics().open_connections().clone();
+        gauge.inc();
+        Connection { _slot: slot, gauge }
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        self.gauge.dec();
+    }
+}
 
 /// ALPN of the HTTP listener with TLS: HTTP/2 when the client offers it, else HTTP/1.1.
 const HTTP_ALPN: [&[u8]; 2] = [b"h2", b"http/1.1"];
@@ -107,70 +128,80 @@ impl Server {
         let service = WorkerService::new(Arc::clone(&worker));
         let graceful = GracefulShutdown::new();
         let mut shutdown = std::pin::pin!(shutdown);
+        let config = worker.config();
+        // A slot per open connection: at `max-connections` the loop stops accepting and
+        // further clients wait in the kernel's backlog until one closes.
+        let slots = Arc::new(Semaphore::new(config.max_connections));
+        let mut http1 = hyper::server::conn::http1::Builder::new();
+        http1.timer(TokioTimer::new()).header_read_timeout(config.header_read_timeout.0);
         tracing::info!(%local_addr, threads = worker.compute_threads(), "worker serving");
         loop {
-            tokio::select! {
-                accepted = listener.accept() => {
-                    let (stream, peer) = match accepted {
-                        Ok(a) => a,
-                        Err(e) => {
-                            // Out of file descriptors and the like: back off briefly.
-                            tracing::warn!(error = %e, "accept failed");
-                            tokio::time::sleep(Duration::from_millis(50)).await;
-                            continue;
-                        }
-                    };
-                    let _ = stream.set_nodelay(true);
-                    let service = TowerToHyperService::new(service.clone());
-                    match &tls {
-                        None => {
-                            let conn = hyper::server::conn::http1::Builder::new()
-                                .serve_connection(TokioIo::new(stream), service);
-                            let conn = graceful.watch(conn);
-                            tokio::spawn(async move {
-                                if let Err(e) = conn.await {
-                                    tracing::debug!(%peer, error = %e, "connection ended with an error");
-                                }
-                            });
-                        }
-                        Some(tls) => {
-                            // The handshake runs on the connection's own task, bounded in
-                            // time: a slow client never holds up the accept loop.
-                            let (tls, watcher, worker) =
-                                (Arc::clone(tls), graceful.watcher(), Arc::clone(&worker));
-                            tokio::spawn(async move {
-                                let (stream, _peer) = match tls
-                                    .accept(stream, rcop_tls::DEFAULT_HANDSHAKE_TIMEOUT)
-                                    .await
-                                {
-                                    Ok(s) => s,
-                                    Err(e) => {
-                                        worker.metrics().tls_refused("http", &e);
-                                        tracing::debug!(%peer, error = %e, "TLS connection refused");
-                                        return;
-                                    }
-                                };
-                                let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
-                                let io = TokioIo::new(stream);
-                                let ended = if h2 {
-                                    let conn = hyper::server::conn::http2::Builder::new(
-                                        hyper_util::rt::TokioExecutor::new(),
-                                    )
-                                    .serve_connection(io, service);
-                                    watcher.watch(conn).await
-                                } else {
-                                    let conn = hyper::server::conn::http1::Builder::new()
-                                        .serve_connection(io, service);
-                                    watcher.watch(conn).await
-                                };
-                                if let Err(e) = ended {
-                                    tracing::debug!(%peer, error = %e, "connection ended with an error");
-                                }
-                            });
-                        }
-                    }
-                }
+            let slot = tokio::select! {
+                s = Arc::clone(&slots).acquire_owned() => match s {
+                    Ok(s) => s,
+                    Err(_) => break,
+                },
                 () = &mut shutdown => break,
+            };
+            let accepted = tokio::select! {
+                a = listener.accept() => a,
+                () = &mut shutdown => break,
+            };
+            let (stream, peer) = match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    // Out of file descriptors and the like: back off briefly.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            };
+            let _ = stream.set_nodelay(true);
+            let open = Connection::open(slot, &worker);
+            let service = TowerToHyperService::new(service.clone());
+            match &tls {
+                None => {
+                    let conn =
+                        graceful.watch(http1.serve_connection(TokioIo::new(stream), service));
+                    tokio::spawn(async move {
+                        if let Err(e) = conn.await {
+                            tracing::debug!(%peer, error = %e, "connection ended with an error");
+                        }
+                        drop(open);
+                    });
+                }
+                Some(tls) => {
+                    // The handshake runs on the connection's own task, bounded in time: a
+                    // slow client never holds up the accept loop.
+                    let (tls, watcher, worker, http1) =
+                        (Arc::clone(tls), graceful.watcher(), Arc::clone(&worker), http1.clone());
+                    tokio::spawn(async move {
+                        let (stream, _peer) =
+                            match tls.accept(stream, rcop_tls::DEFAULT_HANDSHAKE_TIMEOUT).await {
+                                Ok(s) => s,
+                                Err(e) => {
+                                    worker.metrics().tls_refused("http", &e);
+                                    tracing::debug!(%peer, error = %e, "TLS connection refused");
+                                    return;
+                                }
+                            };
+                        let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
+                        let io = TokioIo::new(stream);
+                        let ended = if h2 {
+                            let conn =
+                                hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+                                    .timer(TokioTimer::new())
+                                    .serve_connection(io, service);
+                            watcher.watch(conn).await
+                        } else {
+                            watcher.watch(http1.serve_connection(io, service)).await
+                        };
+                        if let Err(e) = ended {
+                            tracing::debug!(%peer, error = %e, "connection ended with an error");
+                        }
+                        drop(open);
+                    });
+                }
             }
         }
         drop(listener);

@@ -118,9 +118,12 @@ where
         .get(CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
+    let wait = worker.config().body_read_timeout.0;
     let body = match declared {
         Some(n) if n > limit => Err(Error::BodyTooLarge { limit }),
-        _ => read_body(req.into_body(), limit).await,
+        _ => tokio::time::timeout(wait, read_body(req.into_body(), limit))
+            .await
+            .unwrap_or(Err(Error::BodyTimeout(wait))),
     };
     match body {
         Ok(body) => worker.handle_coprocessor(body, accepts_pb).await,
