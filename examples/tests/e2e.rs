@@ -191,7 +191,10 @@ async fn a_worker_dying_mid_request_is_retried_on_the_other() {
     let real_url = format!("http://{}/coprocessor", real.local_addr());
     let key = rcop_offload::RoutingKey { keyspace_id: 1, shard_id: 1 };
     // A dying worker that the rendezvous order tries first (new ports until one is).
+    // Rejected candidates keep their listeners until one is found: aborted at once, the
+    // next bind could get the same port back, and with it the same order.
     let mut dying = None;
+    let mut rejected = Vec::new();
     for _ in 0..64 {
         let (addr, task) = dying_worker().await;
         let urls = [format!("http://{addr}/coprocessor"), real_url.clone()];
@@ -199,8 +202,9 @@ async fn a_worker_dying_mid_request_is_retried_on_the_other() {
             dying = Some((addr, task));
             break;
         }
-        task.abort();
+        rejected.push(task);
     }
+    rejected.iter().for_each(tokio::task::JoinHandle::abort);
     let (dying_addr, dying_task) = dying.unwrap();
 
     let addrs = format!("\"http://{dying_addr}\", \"http://{}\"", real.local_addr());

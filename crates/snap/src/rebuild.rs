@@ -204,6 +204,11 @@ pub async fn plan_rebuild(reader: &SstReader, req: RebuildRequest<'_>) -> Result
         if t.smallest > t.biggest {
             return Err(Error::change_set_file(t.id, "table smallest key after biggest"));
         }
+        if t.meta_offset == 0 {
+            // Every SST has data before its metadata; an offset of 0 would make the worker
+            // download the whole file as "metadata".
+            return Err(Error::change_set_file(t.id, "meta_offset 0"));
+        }
         if let Some(l) = by_level.get_mut(t.level as usize - 1) {
             l.push(t);
         }

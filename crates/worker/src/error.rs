@@ -41,6 +41,10 @@ pub enum Error {
     /// The request body could not be read from the connection.
     #[error("failed to read request body: {0}")]
     Body(String),
+    /// The request is well-formed protobuf but not a request a worker serves: bytes after
+    /// the envelope, unsorted or overlapping key ranges (400).
+    #[error("invalid request: {0}")]
+    InvalidRequest(String),
     /// The body did not arrive within `body-read-timeout` (408).
     #[error("request body not received within {0:?}")]
     BodyTimeout(Duration),
@@ -80,7 +84,7 @@ impl Error {
         match self {
             Error::BodyTooLarge { .. } => 413,
             Error::BodyTimeout(_) => 408,
-            Error::Body(_) | Error::Decode(_) => 400,
+            Error::Body(_) | Error::Decode(_) | Error::InvalidRequest(_) => 400,
             Error::Snapshot(e) if e.is_retryable() => 503,
             Error::Snapshot(e) if is_bad_request(e) => 400,
             Error::Limiter(e) if e.is_retryable() => 503,
@@ -95,6 +99,7 @@ impl Error {
             Error::BodyTooLarge { .. } => "body_too_large",
             Error::Body(_) => "body_read",
             Error::BodyTimeout(_) => "body_timeout",
+            Error::InvalidRequest(_) => "invalid_request",
             Error::Decode(_) | Error::Delegate(_) => "decode",
             Error::Snapshot(_) => "snapshot",
             Error::SnapshotTimeout(_) => "snapshot_timeout",

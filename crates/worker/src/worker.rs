@@ -387,6 +387,14 @@ impl Worker {
     ) -> Result<Reply> {
         let req_size = body.len();
         let envelope = Envelope::decode(body)?;
+        if envelope.trailing_len() > 0 {
+            // Upstream ignores them; a well-behaved sender never writes any, so they are a
+            // corrupted or forged body.
+            return Err(Error::InvalidRequest(format!(
+                "{} bytes after the change set",
+                envelope.trailing_len()
+            )));
+        }
         let req = envelope.decode_request()?;
         span.record("tag", request_tag(&req).as_str());
         if req.tp != REQ_TYPE_DAG {
@@ -435,6 +443,7 @@ impl Worker {
             + Send
             + 'static,
     {
+        check_ranges(&req.ranges)?;
         let ctx = req.context.clone().unwrap_or_default();
         let keyspace = ctx.keyspace_id.unwrap_or(0);
         self.metrics.dag_requests().with_label_values(&[path]).inc();
@@ -551,6 +560,22 @@ where
 {
     let rt = tokio::runtime::Handle::current();
     tokio::task::spawn_blocking(move || f(&rt)).await.map_err(|_| Error::ExecutionPanicked)
+}
+
+/// TiDB sends a request's ranges sorted and disjoint (a range may end where the next starts);
+/// anything else is refused before any work, on both ways.
+fn check_ranges(ranges: &[coprocessor::KeyRange]) -> Result<()> {
+    for (i, pair) in ranges.windows(2).enumerate() {
+        if let [a, b] = pair
+            && (a.end.is_empty() || a.end > b.start)
+        {
+            return Err(Error::InvalidRequest(format!(
+                "key ranges {i} and {} are unsorted or overlap",
+                i + 1
+            )));
+        }
+    }
+    Ok(())
 }
 
 pub(crate) fn is_cop_error(resp: &coprocessor::Response) -> bool {

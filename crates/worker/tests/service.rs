@@ -240,11 +240,22 @@ fn cop_request(dag: &tipb::DagRequest) -> coprocessor::Request {
 
 /// The envelope a storage node sends for `req` over `shard`.
 fn export(shard: &Shard, req: &coprocessor::Request) -> Vec<u8> {
+    export_with(shard, req, |_| {})
+}
+
+/// As [`export`], with the change set edited by `edit` before it is written.
+fn export_with(
+    shard: &Shard,
+    req: &coprocessor::Request,
+    edit: impl FnOnce(&mut rcop_proto::enginepb::ChangeSet),
+) -> Vec<u8> {
     let mut body = Vec::new();
     let mut writer = EnvelopeWriter::new(&mut body, req).unwrap();
     let mut mem = writer.mem_data(MemDataFormat::V2);
-    let cs = shard.export(&req.ranges, &LockCheck::si(req.start_ts), &NoLocks, &mut mem).unwrap();
+    let mut cs =
+        shard.export(&req.ranges, &LockCheck::si(req.start_ts), &NoLocks, &mut mem).unwrap();
     mem.finish().unwrap();
+    edit(&mut cs);
     writer.finish(&cs).unwrap();
     body
 }
@@ -365,6 +376,36 @@ async fn malformed_bodies_get_400_and_the_worker_keeps_serving() {
         assert_eq!(reply.status, 400, "{what}: {}", String::from_utf8_lossy(&reply.body));
         let text = String::from_utf8(reply.body.to_vec()).unwrap();
         assert!(text.contains("failed to"), "{what}: {text}");
+    }
+    // Well-formed protobuf, but not a request a worker serves: each a 400 with its reason.
+    let mut trailing = good.clone();
+    trailing.extend_from_slice(&[0, 0]);
+    let mut overlapping = cop_request(&agg_dag());
+    overlapping.ranges.push(overlapping.ranges[0].clone());
+    let mut unsorted = cop_request(&agg_dag());
+    let whole = unsorted.ranges[0].clone();
+    let mid = record_key(500);
+    unsorted.ranges = vec![
+        coprocessor::KeyRange { start: mid.clone().into(), end: whole.end.clone() },
+        coprocessor::KeyRange { start: whole.start.clone(), end: mid.into() },
+    ];
+    let zero_meta = export_with(&shard, &cop_request(&agg_dag()), |cs| {
+        let snap = cs.snapshot.as_mut().unwrap();
+        assert!(!snap.table_creates.is_empty());
+        for t in &mut snap.table_creates {
+            t.meta_offset = 0;
+        }
+    });
+    for (what, body, reason) in [
+        ("trailing bytes", trailing, "2 bytes after the change set"),
+        ("overlapping ranges", export(&shard, &overlapping), "unsorted or overlap"),
+        ("unsorted ranges", export(&shard, &unsorted), "unsorted or overlap"),
+        ("meta_offset 0", zero_meta, "meta_offset 0"),
+    ] {
+        let reply = post(addr, body, true).await;
+        let text = String::from_utf8(reply.body.to_vec()).unwrap();
+        assert_eq!(reply.status, 400, "{what}: {text}");
+        assert!(text.contains(reason), "{what}: {text}");
     }
     let ok = post(addr, good, true).await;
     assert_eq!(ok.status, 200);
