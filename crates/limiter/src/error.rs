@@ -41,7 +41,8 @@ impl fmt::Display for BusyReason {
 /// Errors of `rcop-limiter`.
 ///
 /// Admission errors ([`Error::ServerBusy`], [`Error::MemoryLimitExceeded`]) are retryable and map
-/// to HTTP 503; the others come from configuration or start-up.
+/// to HTTP 503 — except a reservation larger than the whole capacity, which no wait can satisfy
+/// ([`Error::never_fits`]); the others come from configuration or start-up.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -103,8 +104,16 @@ pub enum Error {
 
 impl Error {
     /// True for admission rejections that a client should retry (the service answers 503).
+    /// A reservation larger than the whole capacity is not: it can never succeed here.
     pub fn is_retryable(&self) -> bool {
-        matches!(self, Error::ServerBusy { .. } | Error::MemoryLimitExceeded { .. })
+        matches!(self, Error::ServerBusy { .. })
+            || matches!(self, Error::MemoryLimitExceeded { .. } if !self.never_fits())
+    }
+
+    /// True for a memory reservation larger than the limiter's whole capacity: the request
+    /// can never be admitted by this worker, whatever it waits for.
+    pub fn never_fits(&self) -> bool {
+        matches!(self, Error::MemoryLimitExceeded { requested, capacity, .. } if requested > capacity)
     }
 
     /// The `type` label of `tikv_worker_remote_cop_failed_requests_counter`, for admission
@@ -143,7 +152,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn admission_errors_are_retryable_and_labelled() {
+    fn admission_errors_are_retryable_unless_they_never_fit_and_labelled() {
         for reason in
             [BusyReason::MemoryPressure, BusyReason::QueueFull, BusyReason::PermitWaitTimeout]
         {
@@ -152,8 +161,11 @@ mod tests {
             assert_eq!(e.rejection_label(), Some(reason.label()));
         }
         let e =
+            Error::MemoryLimitExceeded { requested: 6, available: 4, capacity: 8, shortfall: 2 };
+        assert!(e.is_retryable() && !e.never_fits(), "fits once others release theirs");
+        let e =
             Error::MemoryLimitExceeded { requested: 10, available: 4, capacity: 8, shortfall: 6 };
-        assert!(e.is_retryable());
+        assert!(!e.is_retryable() && e.never_fits(), "larger than the whole capacity");
         assert_eq!(e.rejection_label(), Some("memory_limit_exceeded"));
         assert_eq!(
             e.to_string(),

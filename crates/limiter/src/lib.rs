@@ -41,9 +41,13 @@
 //! limiter.record_response(KeyspaceId(1), 4096);
 //! drop((snapshot_memory, permit));
 //!
-//! // Half of 8 GiB can be reserved; more fails at once, retryably.
+//! // Half of 8 GiB can be reserved: what does not fit beside others' reservations fails at
+//! // once, retryably; more than the whole half can never fit.
+//! let held = limiter.reserve_memory(3 << 30)?;
+//! assert!(limiter.reserve_memory(2 << 30).unwrap_err().is_retryable());
+//! drop(held);
 //! let err = limiter.reserve_memory(5 << 30).unwrap_err();
-//! assert!(err.is_retryable());
+//! assert!(!err.is_retryable() && err.never_fits());
 //! # Ok::<(), rcop_limiter::Error>(())
 //! # }).unwrap();
 //! ```

@@ -153,12 +153,12 @@ mod tests {
         assert_eq!(limiter.used(), 400);
         drop((b, zero));
         assert_eq!((limiter.used(), metrics.memory_used().get()), (0, 0));
-        // Larger than the whole capacity.
+        // Larger than the whole capacity: no wait can make it fit.
         let err = limiter.try_reserve(u64::MAX).unwrap_err();
         assert!(
             matches!(err, Error::MemoryLimitExceeded { shortfall, .. } if shortfall == u64::MAX - 1000)
         );
-        assert!(err.is_retryable());
+        assert!(!err.is_retryable() && err.never_fits());
     }
 
     #[test]

@@ -88,6 +88,9 @@ impl Error {
             Error::Snapshot(e) if e.is_retryable() => 503,
             Error::Snapshot(e) if is_bad_request(e) => 400,
             Error::Limiter(e) if e.is_retryable() => 503,
+            // More memory than this worker has at all: not retryable; a storage node runs a
+            // 413 locally instead of re-sending it until the deadline.
+            Error::Limiter(e) if e.never_fits() => 413,
             Error::SnapshotTimeout(_) => 503,
             _ => 500,
         }

@@ -435,19 +435,33 @@ async fn oversized_body_gets_413() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn memory_threshold_rejects_with_503() {
+async fn memory_threshold_rejects_with_503_or_413_when_it_can_never_fit() {
     let store = memory_store();
     let shard = build_shard(Arc::clone(&store)).await;
+    let body = export(&shard, &cop_request(&agg_dag()));
+
+    // 1 MiB may be reserved, but others hold all but 1 KiB of it: 503, retry later.
     let mut config = test_config();
-    // The snapshot needs tens of KiB; only 1 KiB may be reserved.
-    config.limiter.memory_upper_threshold = MemoryThreshold::Absolute(ReadableSize(1024));
+    config.limiter.memory_upper_threshold = MemoryThreshold::Absolute(ReadableSize(1 << 20));
     let handle = start(config, Arc::clone(&store), 1 << 30, 8 << 30).await;
-    let reply = post(handle.local_addr(), export(&shard, &cop_request(&agg_dag())), true).await;
+    let held = handle.worker().limiter().reserve_memory((1 << 20) - 1024).unwrap();
+    let reply = post(handle.local_addr(), body.clone(), true).await;
     assert_eq!(reply.status, 503, "{}", String::from_utf8_lossy(&reply.body));
     assert!(String::from_utf8_lossy(&reply.body).contains("memory limit exceeded"));
+    drop(held);
+    assert_eq!(post(handle.local_addr(), body.clone(), true).await.status, 200);
     let metrics =
         String::from_utf8(get(handle.local_addr(), "/metrics").await.body.to_vec()).unwrap();
     assert!(metrics.contains("type=\"memory_limit_exceeded\"} 1"), "{metrics}");
+    handle.shutdown().await.unwrap();
+
+    // The snapshot needs tens of KiB and only 1 KiB may ever be reserved: 413, not retryable.
+    let mut config = test_config();
+    config.limiter.memory_upper_threshold = MemoryThreshold::Absolute(ReadableSize(1024));
+    let handle = start(config, Arc::clone(&store), 1 << 30, 8 << 30).await;
+    let reply = post(handle.local_addr(), body, true).await;
+    assert_eq!(reply.status, 413, "{}", String::from_utf8_lossy(&reply.body));
+    assert!(String::from_utf8_lossy(&reply.body).contains("memory limit exceeded"));
     handle.shutdown().await.unwrap();
 }
 
