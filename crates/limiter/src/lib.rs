@@ -76,7 +76,7 @@ pub use keyspace::KeyspaceId;
 pub use limiter::{Limiter, LimiterBuilder};
 pub use memory::{MemoryLimiter, MemoryReservation};
 pub use metrics::{LimiterMetrics, WAIT_TYPE_COP_LIMITER, WAIT_TYPE_PERMIT};
-pub use permits::{Permit, WorkerLimiter};
+pub use permits::{KEYSPACE_SWEEP_AT, Permit, WorkerLimiter};
 pub use probe::{
     MEMORY_SAMPLE_INTERVAL, ManualMemoryProbe, MemoryMonitor, MemoryProbe, ProcessMemoryProbe,
     SamplerHandle, SamplerThread,

@@ -39,18 +39,36 @@ pub struct WorkerLimiter {
     metrics: Option<LimiterMetrics>,
 }
 
+/// Keyspace slots kept before idle ones are swept out: a worker serving many tenants keeps a
+/// bounded table (a slot is idle when no request holds, waits for or is taking its permits).
+/// The bound grows to twice the busy slots when a sweep finds most of them busy, so sweeps
+/// stay amortized O(1) per new keyspace.
+pub const KEYSPACE_SWEEP_AT: usize = 1024;
+
 /// The permit counts and the keyspaces' semaphores, under one lock so that a keyspace created
 /// during an update gets the new count.
 #[derive(Debug)]
 struct State {
     counts: PermitCounts,
     keyspaces: HashMap<KeyspaceId, Arc<KeyspaceSlot>>,
+    /// Table size at which the next new keyspace sweeps idle slots first.
+    sweep_at: usize,
 }
 
 #[derive(Debug)]
 struct KeyspaceSlot {
     permits: Arc<Pool>,
     waiting: AtomicUsize,
+}
+
+impl KeyspaceSlot {
+    /// No request holds this slot (taking or waiting for a permit) and no permit of its pool
+    /// is out. Checked under the state's write lock, where no new reference can be taken.
+    fn is_idle(self: &Arc<Self>) -> bool {
+        Arc::strong_count(self) == 1
+            && Arc::strong_count(&self.permits) == 1
+            && self.waiting.load(Ordering::Acquire) == 0
+    }
 }
 
 /// A semaphore whose capacity can change while permits are held.
@@ -185,7 +203,11 @@ impl WorkerLimiter {
         Ok(WorkerLimiter {
             cores,
             global: Pool::new(counts.global),
-            state: RwLock::new(State { counts, keyspaces: HashMap::new() }),
+            state: RwLock::new(State {
+                counts,
+                keyspaces: HashMap::new(),
+                sweep_at: KEYSPACE_SWEEP_AT,
+            }),
             waiting: AtomicUsize::new(0),
             max_queue: AtomicUsize::new(config.max_queue_size),
             keyspace_max_queue: AtomicUsize::new(config.keyspace_max_queue_size),
@@ -257,6 +279,12 @@ impl WorkerLimiter {
             Some(slot) => slot.permits.available(),
             None => state.counts.keyspace,
         }
+    }
+
+    /// Keyspaces with a permit table now (idle ones are swept once there are
+    /// [`KEYSPACE_SWEEP_AT`]).
+    pub fn keyspaces(&self) -> usize {
+        self.read_state().keyspaces.len()
     }
 
     /// Requests waiting for a permit now.
@@ -335,6 +363,10 @@ impl WorkerLimiter {
             return Arc::clone(slot);
         }
         let mut state = self.state_mut();
+        if !state.keyspaces.contains_key(&keyspace) && state.keyspaces.len() >= state.sweep_at {
+            state.keyspaces.retain(|_, slot| !slot.is_idle());
+            state.sweep_at = (state.keyspaces.len() * 2).max(KEYSPACE_SWEEP_AT);
+        }
         let permits = state.counts.keyspace;
         Arc::clone(state.keyspaces.entry(keyspace).or_insert_with(|| {
             Arc::new(KeyspaceSlot { permits: Pool::new(permits), waiting: AtomicUsize::new(0) })

@@ -246,3 +246,35 @@ async fn a_panicking_holder_gives_its_permits_back() {
     assert!(task.await.unwrap_err().is_panic());
     assert_eq!((limiter.available_global(), limiter.available(KeyspaceId(1))), (2, 2));
 }
+
+/// A worker serving many tenants keeps a bounded permit table: idle keyspaces are swept once
+/// there are `KEYSPACE_SWEEP_AT`, and a keyspace holding or waiting for a permit is never
+/// swept (its count would otherwise restart from full).
+#[tokio::test]
+async fn idle_keyspaces_are_swept_and_busy_ones_kept() {
+    use rcop_limiter::KEYSPACE_SWEEP_AT;
+    let limiter = Arc::new(WorkerLimiter::new(&config(64.0, 2.0, 16, 4), 2).unwrap());
+    let per_keyspace = limiter.permits().keyspace;
+    let held = limiter.try_acquire(KeyspaceId(1)).unwrap();
+    // Keyspace 2: every permit taken and one request waiting.
+    let full: Vec<Permit> =
+        (0..per_keyspace).map(|_| limiter.try_acquire(KeyspaceId(2)).unwrap()).collect();
+    let waiter = {
+        let limiter = Arc::clone(&limiter);
+        tokio::spawn(async move {
+            limiter.acquire(KeyspaceId(2), Instant::now() + HOUR).await.map(drop)
+        })
+    };
+    wait_for_waiters(&limiter, 1).await;
+
+    for ks in 10..10 + 5 * KEYSPACE_SWEEP_AT as u32 {
+        drop(limiter.try_acquire(KeyspaceId(ks)).unwrap());
+        assert!(limiter.keyspaces() <= KEYSPACE_SWEEP_AT + 1, "{}", limiter.keyspaces());
+    }
+    assert_eq!(limiter.available(KeyspaceId(1)), per_keyspace - 1, "the held permit counts");
+    assert_eq!(limiter.available(KeyspaceId(2)), 0, "the full keyspace stays full");
+    assert_eq!(limiter.waiting(), 1);
+    drop(full);
+    waiter.await.unwrap().unwrap();
+    drop(held);
+}

@@ -10,6 +10,10 @@
 //! is deleted and the bytes are fetched from object storage; a write that fails (disk full,
 //! unwritable directory, I/O error) leaves the segment uncached on disk. Each such event is
 //! logged and reported to the [`IaObserver`].
+//!
+//! (Over 800 lines: the read path, the disk writes and the fault handling all work on
+//! `Inner`'s state under its locks, and read best side by side; the pure parts are already
+//! out in `fifo`, `format`, `disk` and `gc`.)
 
 mod disk;
 mod fifo;
@@ -42,6 +46,9 @@ pub use self::gc::GcReport;
 pub const DEFAULT_SEGMENT_SIZE: u64 = 1 << 20;
 /// Default `dfs-concurrency` (upstream's 512).
 pub const DEFAULT_DFS_CONCURRENCY: usize = 512;
+/// Keyspace read semaphores kept before unused ones are swept.
+const KEYSPACE_SWEEP_AT: usize = 1024;
+
 /// Default `dfs-keyspace-concurrency` (upstream's 192).
 pub const DEFAULT_DFS_KEYSPACE_CONCURRENCY: usize = 192;
 
@@ -596,7 +603,13 @@ impl Inner {
     }
 
     fn keyspace_semaphore(&self, ks: u32) -> Arc<Semaphore> {
-        lock(&self.keyspaces)
+        let mut keyspaces = lock(&self.keyspaces);
+        // A bounded table however many tenants: a semaphore no read holds (only the table
+        // refers to it) is swept once there are many; a read in flight holds its Arc.
+        if keyspaces.len() >= KEYSPACE_SWEEP_AT && !keyspaces.contains_key(&ks) {
+            keyspaces.retain(|_, s| Arc::strong_count(s) > 1);
+        }
+        keyspaces
             .entry(ks)
             .or_insert_with(|| Arc::new(Semaphore::new(self.cfg.dfs_keyspace_concurrency.max(1))))
             .clone()
@@ -804,3 +817,6 @@ mod tests {
         let _ = std::fs::remove_dir_all(dir);
     }
 }
+
+#[cfg(test)]
+mod keyspace_tests;
