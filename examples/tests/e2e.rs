@@ -115,8 +115,10 @@ async fn a_stopped_worker_is_routed_around() {
 async fn a_busy_worker_answers_503_and_the_other_serves() {
     let dir = tempfile::tempdir().unwrap();
     let dfs = s3_endpoint(dir.path()).await;
-    // `busy` can reserve 1 KiB: every snapshot is refused with 503.
-    let (busy, ok) = (worker(&dfs, Some(1024)).await, worker(&dfs, None).await);
+    // `busy` may reserve 64 MiB, but all of it except 1 KiB is held: every snapshot is
+    // refused with 503 (it would fit once the holder is done, so the node tries elsewhere).
+    let (busy, ok) = (worker(&dfs, Some(64 << 20)).await, worker(&dfs, None).await);
+    let _held = busy.worker().limiter().reserve_memory((64 << 20) - 1024).unwrap();
     let ok_url = format!("http://{}/coprocessor", ok.local_addr());
     let node = Arc::new(common::node(&dfs, &[&busy, &ok], "20ms").await);
     for query in [dags::q6().unwrap(), dags::q1().unwrap()] {
