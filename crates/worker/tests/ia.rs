@@ -12,23 +12,23 @@ use bytes::Bytes;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use prost::Message;
-use rcop_datum::row::RowEncoder;
-use rcop_datum::{KeyspaceId, key};
+use rcop_datum::key;
 use rcop_exec::{Engine, EngineConfig};
 use rcop_limiter::ManualMemoryProbe;
 use rcop_proto::{REQ_TYPE_DAG, coprocessor, kvrpcpb, metapb, tipb};
-use rcop_snap::{FileIds, LockCheck, NoLocks, Shard, ShardConfig};
+use rcop_snap::{FileIds, Shard, ShardConfig};
 use rcop_sst::{Backend, SstStore, StoreConfig};
-use rcop_wire::{EnvelopeWriter, MemDataFormat};
 use rcop_worker::{SnapScan, Worker, WorkerConfig};
 use s3s::auth::SimpleAuth;
 use s3s::service::S3ServiceBuilder;
 use tokio::net::TcpListener;
 
+mod common;
+use common::{TABLE, col_expr, column, export, int_ft, prefix, record_key, row};
+
 const ACCESS_KEY: &str = "rcop-test-access";
 const SECRET_KEY: &str = "rcop-test-secret-0123456789";
 const BUCKET: &str = "ssts";
-const TABLE: i64 = 10;
 const START_TS: u64 = 1_000;
 const ROWS: i64 = 4_000;
 
@@ -101,22 +101,6 @@ impl S3 {
     }
 }
 
-fn prefix(ks: u32) -> Vec<u8> {
-    KeyspaceId(ks).txn_prefix().unwrap().to_vec()
-}
-
-fn record_key(handle: i64) -> Vec<u8> {
-    let mut k = prefix(1);
-    key::encode_record_key(&mut k, TABLE, handle);
-    k
-}
-
-fn row(c1: i64, c2: i64) -> Vec<u8> {
-    let mut v = Vec::new();
-    RowEncoder::new().int(1, c1).int(2, c2).finish(&mut v).unwrap();
-    v
-}
-
 /// A shard of keyspace 1: every row compacted into L1 tables of many small blocks, with
 /// updates in the memtable. (L0 files are not disk-cached, as upstream: they are read
 /// whole and compacted away soon, so the fixture has none.)
@@ -137,32 +121,6 @@ async fn build_shard(store: Arc<SstStore>) -> Shard {
     assert!(stats.level_tables[0] > 2, "several L1 tables: {stats:?}");
     assert_eq!(stats.l0_files, 0);
     shard
-}
-
-fn int_ft() -> tipb::FieldType {
-    tipb::FieldType {
-        tp: Some(8),
-        flag: Some(0),
-        flen: Some(20),
-        decimal: Some(0),
-        collate: Some(63),
-        ..Default::default()
-    }
-}
-
-fn col_expr(offset: i64) -> tipb::Expr {
-    let mut v = Vec::new();
-    rcop_datum::codec::encode_i64(&mut v, offset);
-    tipb::Expr {
-        tp: Some(201),
-        val: Some(v.into()),
-        field_type: Some(int_ft()),
-        ..Default::default()
-    }
-}
-
-fn column(id: i64, pk: bool) -> tipb::ColumnInfo {
-    tipb::ColumnInfo { column_id: Some(id), tp: Some(8), pk_handle: Some(pk), ..Default::default() }
 }
 
 /// TableScan(handle, c1, c2) → HashAgg(count(c2), sum(c2)) group by c1: reads every row.
@@ -221,17 +179,6 @@ fn cop_request() -> coprocessor::Request {
         paging_size: u64::from(u32::MAX),
         ..Default::default()
     }
-}
-
-/// The envelope a storage node sends for `req` over `shard`.
-fn export(shard: &Shard, req: &coprocessor::Request) -> Bytes {
-    let mut body = Vec::new();
-    let mut writer = EnvelopeWriter::new(&mut body, req).unwrap();
-    let mut mem = writer.mem_data(MemDataFormat::V2);
-    let cs = shard.export(&req.ranges, &LockCheck::si(req.start_ts), &NoLocks, &mut mem).unwrap();
-    mem.finish().unwrap();
-    writer.finish(&cs).unwrap();
-    Bytes::from(body)
 }
 
 fn local_answer(shard: &Shard, req: &coprocessor::Request) -> Bytes {
@@ -310,7 +257,7 @@ async fn repeated_and_restarted_queries_read_no_object() {
     let s3 = S3::start("warm").await;
     let shard = build_shard(Arc::clone(&s3.store)).await;
     let req = cop_request();
-    let body = export(&shard, &req);
+    let body = Bytes::from(export(&shard, &req));
     let expected = local_answer(&shard, &req);
     let data = TempDir::new("data-warm");
 
@@ -358,7 +305,7 @@ async fn corrupted_cache_files_are_refetched_and_the_answer_stays_right() {
     let s3 = S3::start("corrupt").await;
     let shard = build_shard(Arc::clone(&s3.store)).await;
     let req = cop_request();
-    let body = export(&shard, &req);
+    let body = Bytes::from(export(&shard, &req));
     let expected = local_answer(&shard, &req);
     let data = TempDir::new("data-corrupt");
     let w = worker(&s3.store, &data.0, "");
@@ -405,7 +352,7 @@ async fn disk_cap_holds_and_answers_stay_right() {
     let s3 = S3::start("cap").await;
     let shard = build_shard(Arc::clone(&s3.store)).await;
     let req = cop_request();
-    let body = export(&shard, &req);
+    let body = Bytes::from(export(&shard, &req));
     let expected = local_answer(&shard, &req);
     let data = TempDir::new("data-cap");
     // Far less than the table data: most segments cannot stay on disk.
@@ -438,7 +385,7 @@ async fn an_unusable_data_dir_still_answers_from_object_storage() {
     let s3 = S3::start("unusable").await;
     let shard = build_shard(Arc::clone(&s3.store)).await;
     let req = cop_request();
-    let body = export(&shard, &req);
+    let body = Bytes::from(export(&shard, &req));
     let expected = local_answer(&shard, &req);
     let data = TempDir::new("data-unusable");
     // `ia` is a file, so the cache's directories cannot be made.

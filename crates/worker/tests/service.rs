@@ -9,19 +9,18 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::Request;
 use prost::Message;
-use rcop_datum::KeyspaceId;
 use rcop_datum::key;
-use rcop_datum::row::RowEncoder;
 use rcop_exec::{Engine, EngineConfig};
 use rcop_limiter::{ManualMemoryProbe, MemoryThreshold, ReadableSize};
 use rcop_proto::{REQ_TYPE_DAG, coprocessor, kvrpcpb, metapb, tipb};
-use rcop_snap::{FileIds, LockCheck, NoLocks, Shard, ShardConfig};
+use rcop_snap::{FileIds, Shard, ShardConfig};
 use rcop_sst::{Backend, SstStore, StoreConfig};
-use rcop_wire::{EnvelopeWriter, MemDataFormat};
 use rcop_worker::{SnapScan, Worker, WorkerConfig, WorkerHandle};
 use tokio::net::TcpStream;
 
-const TABLE: i64 = 10;
+mod common;
+use common::{TABLE, col_expr, column, export, export_with, int_ft, prefix, record_key, row};
+
 const START_TS: u64 = 1_000;
 
 struct Reply {
@@ -63,22 +62,6 @@ async fn get(addr: SocketAddr, path: &str) -> Reply {
     send(addr, req).await
 }
 
-fn prefix(ks: u32) -> Vec<u8> {
-    KeyspaceId(ks).txn_prefix().unwrap().to_vec()
-}
-
-fn record_key(handle: i64) -> Vec<u8> {
-    let mut k = prefix(1);
-    key::encode_record_key(&mut k, TABLE, handle);
-    k
-}
-
-fn row(c1: i64, c2: i64) -> Vec<u8> {
-    let mut v = Vec::new();
-    RowEncoder::new().int(1, c1).int(2, c2).finish(&mut v).unwrap();
-    v
-}
-
 fn memory_store() -> Arc<SstStore> {
     Arc::new(SstStore::from_config(&StoreConfig::default().with_backend(Backend::Memory)).unwrap())
 }
@@ -116,17 +99,6 @@ async fn build_shard(store: Arc<SstStore>) -> Shard {
     shard
 }
 
-fn col_expr(offset: i64) -> tipb::Expr {
-    let mut v = Vec::new();
-    rcop_datum::codec::encode_i64(&mut v, offset);
-    tipb::Expr {
-        tp: Some(201),
-        val: Some(v.into()),
-        field_type: Some(int_ft()),
-        ..Default::default()
-    }
-}
-
 fn int_const(x: i64) -> tipb::Expr {
     let mut v = Vec::new();
     rcop_datum::codec::encode_i64(&mut v, x);
@@ -138,24 +110,9 @@ fn int_const(x: i64) -> tipb::Expr {
     }
 }
 
-fn int_ft() -> tipb::FieldType {
-    tipb::FieldType {
-        tp: Some(8),
-        flag: Some(0),
-        flen: Some(20),
-        decimal: Some(0),
-        collate: Some(63),
-        ..Default::default()
-    }
-}
-
 /// DECIMAL(41, 0): SUM of a BIGINT.
 fn sum_ft() -> tipb::FieldType {
     tipb::FieldType { tp: Some(246), flen: Some(41), ..int_ft() }
-}
-
-fn column(id: i64, pk: bool) -> tipb::ColumnInfo {
-    tipb::ColumnInfo { column_id: Some(id), tp: Some(8), pk_handle: Some(pk), ..Default::default() }
 }
 
 /// TableScan(handle, c1, c2) → Selection(c1 > 2) → HashAgg(count(1), sum(c2)) group by c1.
@@ -236,28 +193,6 @@ fn cop_request(dag: &tipb::DagRequest) -> coprocessor::Request {
         paging_size: u64::from(u32::MAX),
         ..Default::default()
     }
-}
-
-/// The envelope a storage node sends for `req` over `shard`.
-fn export(shard: &Shard, req: &coprocessor::Request) -> Vec<u8> {
-    export_with(shard, req, |_| {})
-}
-
-/// As [`export`], with the change set edited by `edit` before it is written.
-fn export_with(
-    shard: &Shard,
-    req: &coprocessor::Request,
-    edit: impl FnOnce(&mut rcop_proto::enginepb::ChangeSet),
-) -> Vec<u8> {
-    let mut body = Vec::new();
-    let mut writer = EnvelopeWriter::new(&mut body, req).unwrap();
-    let mut mem = writer.mem_data(MemDataFormat::V2);
-    let mut cs =
-        shard.export(&req.ranges, &LockCheck::si(req.start_ts), &NoLocks, &mut mem).unwrap();
-    mem.finish().unwrap();
-    edit(&mut cs);
-    writer.finish(&cs).unwrap();
-    body
 }
 
 /// The engine run locally on the shard's own snapshot.
