@@ -249,7 +249,7 @@ impl StorageNode {
             // Workers are `https://` URLs, verified against [security]'s CA; this node's
             // certificate is its identity to them.
             let tls = cfg.security.client_config(&[]).context("[security]")?;
-            offloader = offloader.tls_config(rustls_config(&tls));
+            offloader = offloader.tls_config(rcop_tls::ClientConfig::clone(&tls));
         }
         let offloader = offloader.build().context("building the offloader")?;
         Ok(StorageNode {
@@ -492,11 +492,6 @@ impl DelegateHost for StorageNode {
         }
         Ok(ShardSource::new(&self.shard))
     }
-}
-
-/// An owned copy of a shared client configuration (the offloader takes one by value).
-fn rustls_config(tls: &Arc<rcop_tls::ClientConfig>) -> rcop_tls::ClientConfig {
-    rcop_tls::ClientConfig::clone(tls)
 }
 
 fn execute_local(

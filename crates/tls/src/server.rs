@@ -1,7 +1,6 @@
 //! A TLS server configuration that follows its certificate files, and the accept step that
 //! enforces `cert-allowed-cn`.
 
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -110,11 +109,6 @@ impl TlsServer {
     /// The client identities accepted (`cert-allowed-cn`).
     pub fn allowed(&self) -> &[String] {
         &self.security.cert_allowed_cn
-    }
-
-    /// The certificate file this server presents.
-    pub fn cert_path(&self) -> &PathBuf {
-        &self.security.cert_path
     }
 
     /// Checks a client's certificate chain (as the handshake left it) against

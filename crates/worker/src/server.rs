@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
+use hyper_util::server::graceful::{GracefulShutdown, Watcher};
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
@@ -36,6 +36,32 @@ impl Connection {
 impl Drop for Connection {
     fn drop(&mut self) {
         self.gauge.dec();
+    }
+}
+
+/// Serves one connection (HTTP/2 when `h2`, else HTTP/1.1) until it ends or the graceful
+/// shutdown closes it.
+async fn serve<I>(
+    io: I,
+    h2: bool,
+    http1: hyper::server::conn::http1::Builder,
+    watcher: Watcher,
+    service: TowerToHyperService<WorkerService>,
+    peer: SocketAddr,
+) where
+    I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let io = TokioIo::new(io);
+    let ended = if h2 {
+        let conn = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+            .timer(TokioTimer::new())
+            .serve_connection(io, service);
+        watcher.watch(conn).await
+    } else {
+        watcher.watch(http1.serve_connection(io, service)).await
+    };
+    if let Err(e) = ended {
+        tracing::debug!(%peer, error = %e, "connection ended with an error");
     }
 }
 
@@ -159,50 +185,28 @@ impl Server {
             let _ = stream.set_nodelay(true);
             let open = Connection::open(slot, &worker);
             let service = TowerToHyperService::new(service.clone());
-            match &tls {
-                None => {
-                    let conn =
-                        graceful.watch(http1.serve_connection(TokioIo::new(stream), service));
-                    tokio::spawn(async move {
-                        if let Err(e) = conn.await {
-                            tracing::debug!(%peer, error = %e, "connection ended with an error");
-                        }
-                        drop(open);
-                    });
-                }
-                Some(tls) => {
+            let (watcher, http1, tls, worker) =
+                (graceful.watcher(), http1.clone(), tls.clone(), Arc::clone(&worker));
+            tokio::spawn(async move {
+                match tls {
+                    None => serve(stream, false, http1, watcher, service, peer).await,
                     // The handshake runs on the connection's own task, bounded in time: a
                     // slow client never holds up the accept loop.
-                    let (tls, watcher, worker, http1) =
-                        (Arc::clone(tls), graceful.watcher(), Arc::clone(&worker), http1.clone());
-                    tokio::spawn(async move {
-                        let (stream, _peer) =
-                            match tls.accept(stream, rcop_tls::DEFAULT_HANDSHAKE_TIMEOUT).await {
-                                Ok(s) => s,
-                                Err(e) => {
-                                    worker.metrics().tls_refused("http", &e);
-                                    tracing::debug!(%peer, error = %e, "TLS connection refused");
-                                    return;
-                                }
-                            };
-                        let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
-                        let io = TokioIo::new(stream);
-                        let ended = if h2 {
-                            let conn =
-                                hyper::server::conn::http2::Builder::new(TokioExecutor::new())
-                                    .timer(TokioTimer::new())
-                                    .serve_connection(io, service);
-                            watcher.watch(conn).await
-                        } else {
-                            watcher.watch(http1.serve_connection(io, service)).await
-                        };
-                        if let Err(e) = ended {
-                            tracing::debug!(%peer, error = %e, "connection ended with an error");
+                    Some(tls) => {
+                        match tls.accept(stream, rcop_tls::DEFAULT_HANDSHAKE_TIMEOUT).await {
+                            Ok((stream, _peer)) => {
+                                let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
+                                serve(stream, h2, http1, watcher, service, peer).await;
+                            }
+                            Err(e) => {
+                                worker.metrics().tls_refused("http", &e);
+                                tracing::debug!(%peer, error = %e, "TLS connection refused");
+                            }
                         }
-                        drop(open);
-                    });
+                    }
                 }
-            }
+                drop(open);
+            });
         }
         drop(listener);
         tracing::info!(%local_addr, "worker shutting down");

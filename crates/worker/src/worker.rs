@@ -459,12 +459,7 @@ impl Worker {
         // The request's own disk-cache counters (for `ScanDetailV2`) and its keyspace's share
         // of the object-store reads.
         let ia_stats = Arc::new(IaRequestStats::default());
-        let reader = match self.reader.ia() {
-            Some(_) => {
-                self.reader.for_request(IaRequest { keyspace, stats: Arc::clone(&ia_stats) })
-            }
-            None => self.reader.clone(),
-        };
+        let reader = self.reader.for_request(IaRequest { keyspace, stats: Arc::clone(&ia_stats) });
         let ranges = req.ranges.clone();
         let read_ts = req.start_ts;
         let plan = off_runtime(move |rt| {
