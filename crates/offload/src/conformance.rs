@@ -395,12 +395,10 @@ fn check_change_set(
         }
     }
     for t in &snap.table_creates {
-        if t.smallest > t.biggest
-            || !(1..=rcop_wire::MAX_TABLE_LEVEL).contains(&t.level)
-            || !(0..=2).contains(&t.cf)
+        if t.smallest > t.biggest || t.cf != 0 || !(1..=rcop_wire::CF_LEVELS[0]).contains(&t.level)
         {
             bad.push(format!(
-                "{name}: table {} has bad bounds, level {} or CF {}",
+                "{name}: table {} has bad bounds, level {} or CF {} (a DAG snapshot ships write-CF L1-L3 tables)",
                 t.id, t.level, t.cf
             ));
         }

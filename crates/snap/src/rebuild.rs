@@ -17,8 +17,13 @@ use crate::range::{InnerRange, ShardRange};
 use crate::shard::merge_ranges;
 use crate::snapshot::{Level, MemSource, Snapshot};
 
-/// Deepest level a change set may name.
-pub const MAX_LEVEL: u32 = 8;
+/// Deepest level of the write CF, [`rcop_wire::CF_LEVELS`]`[0]` (upstream's `CF_LEVELS = [3, 2, 1]`: L1–L3 for the write
+/// CF, L1–L2 for the lock CF, L1 for the extra CF).
+pub const MAX_LEVEL: u32 = rcop_wire::CF_LEVELS[0];
+
+/// Keyspace prefix length of API v2 keys (`x` and a 3-byte keyspace id): the only non-zero
+/// `inner_key_off` a shard can have.
+pub const KEYSPACE_PREFIX_LEN: u32 = 4;
 
 /// Most files (L0 + leveled) a change set may list. A real shard holds a few thousand; the
 /// cap keeps a hostile change set from turning into an unbounded amount of work.
@@ -153,6 +158,9 @@ pub async fn plan_rebuild(reader: &SstReader, req: RebuildRequest<'_>) -> Result
     if snap.l0_creates.len() + snap.table_creates.len() > MAX_CHANGE_SET_FILES {
         return Err(Error::change_set("change set lists more than 65536 files"));
     }
+    if snap.inner_key_off != 0 && snap.inner_key_off != KEYSPACE_PREFIX_LEN {
+        return Err(Error::change_set("inner_key_off is neither 0 nor 4"));
+    }
     let range =
         ShardRange::new(snap.outer_start.clone(), snap.outer_end.clone(), snap.inner_key_off)
             .map_err(|_| Error::change_set("invalid shard range"))?;
@@ -165,6 +173,18 @@ pub async fn plan_rebuild(reader: &SstReader, req: RebuildRequest<'_>) -> Result
     }
     let ranges = merge_ranges(ranges);
     let overlaps = |s: &[u8], b: &[u8]| ranges.iter().any(|r| r.overlaps(s, b));
+    // A sender ships only the files that overlap a range (upstream filters every level so). A
+    // file that does not — with the end of a range counted in, as a sender's own overlap test
+    // may — claims bounds that are not its own: it would otherwise be dropped silently.
+    let touches = |s: &[u8], b: &[u8]| {
+        ranges
+            .iter()
+            .any(|r| b >= r.start.as_slice() && (r.end.is_empty() || s <= r.end.as_slice()))
+    };
+    let shard = range.inner();
+    let inside_shard = |s: &[u8], b: &[u8]| {
+        s >= shard.start.as_slice() && (shard.end.is_empty() || b < shard.end.as_slice())
+    };
 
     if !req.mem_data.decode_txn_file_refs()?.txn_file_refs.is_empty() {
         return Err(Error::Unsupported("mem-data with txn file refs"));
@@ -182,9 +202,7 @@ pub async fn plan_rebuild(reader: &SstReader, req: RebuildRequest<'_>) -> Result
         if !ids.insert(l0.id) {
             return Err(Error::change_set_file(l0.id, "duplicate file id"));
         }
-        if l0.smallest > l0.biggest {
-            return Err(Error::change_set_file(l0.id, "L0 smallest key after biggest"));
-        }
+        check_bounds(l0.id, &l0.smallest, &l0.biggest, &inside_shard, &touches)?;
         if overlaps(&l0.smallest, &l0.biggest) {
             l0_wanted.push(l0);
         }
@@ -194,16 +212,22 @@ pub async fn plan_rebuild(reader: &SstReader, req: RebuildRequest<'_>) -> Result
         if !ids.insert(t.id) {
             return Err(Error::change_set_file(t.id, "duplicate file id"));
         }
-        if t.cf != CF_WRITE as i32 {
-            // Write-CF only, as upstream's worker (lock and extra CFs are never read).
-            continue;
+        match t.cf {
+            0 => {}
+            // A DAG reads the write CF only, and senders ship only its tables (upstream's
+            // `write_cf_only`): a lock or extra CF table here is a corrupted CF tag.
+            1 | 2 => {
+                return Err(Error::change_set_file(
+                    t.id,
+                    "lock or extra CF table in a DAG snapshot",
+                ));
+            }
+            _ => return Err(Error::change_set_file(t.id, "CF is not 0, 1 or 2")),
         }
         if t.level == 0 || t.level > MAX_LEVEL {
-            return Err(Error::change_set_file(t.id, "table level out of 1..=8"));
+            return Err(Error::change_set_file(t.id, "write CF table level out of 1..=3"));
         }
-        if t.smallest > t.biggest {
-            return Err(Error::change_set_file(t.id, "table smallest key after biggest"));
-        }
+        check_bounds(t.id, &t.smallest, &t.biggest, &inside_shard, &touches)?;
         if t.meta_offset == 0 {
             // Every SST has data before its metadata; an offset of 0 would make the worker
             // download the whole file as "metadata".
@@ -268,6 +292,27 @@ pub async fn plan_rebuild(reader: &SstReader, req: RebuildRequest<'_>) -> Result
         tables.push(PlannedTable { level: t.level, plan: plan_table(&meta) });
     }
     Ok(RebuildPlan { reader: reader.clone(), range, rows, mem_bytes, l0s, tables })
+}
+
+/// The claims a change set makes about one file's bounds: in order, inside the shard, and
+/// touching a request range.
+fn check_bounds(
+    id: u64,
+    smallest: &[u8],
+    biggest: &[u8],
+    inside_shard: impl Fn(&[u8], &[u8]) -> bool,
+    touches: impl Fn(&[u8], &[u8]) -> bool,
+) -> Result<()> {
+    if smallest > biggest {
+        return Err(Error::change_set_file(id, "smallest key after biggest"));
+    }
+    if !inside_shard(smallest, biggest) {
+        return Err(Error::change_set_file(id, "file bounds outside the shard range"));
+    }
+    if !touches(smallest, biggest) {
+        return Err(Error::change_set_file(id, "file bounds overlap no request range"));
+    }
+    Ok(())
 }
 
 /// Bytes after the last column family of an L0 file: CF offsets and the L0 footer.

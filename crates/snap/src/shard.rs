@@ -157,7 +157,7 @@ impl Shard {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidArgument`] for a `max_level` of 0 or above 8.
+    /// [`Error::InvalidArgument`] for a `max_level` of 0 or above 3 (upstream's write-CF levels).
     pub fn new(cfg: ShardConfig) -> Result<Self> {
         Self::build(cfg, FileIds::default())
     }
@@ -173,8 +173,10 @@ impl Shard {
     }
 
     fn build(cfg: ShardConfig, ids: FileIds) -> Result<Self> {
-        if cfg.max_level == 0 || cfg.max_level > 8 {
-            return Err(Error::InvalidArgument("max_level must be in 1..=8"));
+        if cfg.max_level == 0 || cfg.max_level > rcop_wire::CF_LEVELS[0] {
+            return Err(Error::InvalidArgument(
+                "max_level must be in 1..=3 (upstream's write CF levels)",
+            ));
         }
         let levels = (1..=cfg.max_level).map(|level| Level { level, tables: Vec::new() }).collect();
         Ok(Shard {

@@ -189,7 +189,21 @@ fn inconsistent_change_sets() {
         tables(c).push(t);
     });
     corrupt("level 0 table", &|c| tables(c)[0].level = 0);
+    corrupt("level 4 table", &|c| tables(c)[0].level = 4);
     corrupt("level 9 table", &|c| tables(c)[0].level = 9);
+    // A flipped level tag turns `level = 1` into `cf = 1`: the table becomes a lock-CF table
+    // that the rebuild would have skipped.
+    corrupt("lock CF table", &|c| tables(c)[0].cf = 1);
+    corrupt("extra CF table", &|c| tables(c)[0].cf = 2);
+    corrupt("CF out of range", &|c| tables(c)[0].cf = 7);
+    // With `inner_key_off` read as 0 the outer shard range is taken for inner keys, so every
+    // table would fall outside every range and be dropped.
+    corrupt("inner_key_off 0", &|c| snapshot_mut(c).inner_key_off = 0);
+    corrupt("inner_key_off 3", &|c| snapshot_mut(c).inner_key_off = 3);
+    corrupt("table below the shard", &|c| tables(c)[0].smallest = Bytes::from_static(b"\0"));
+    corrupt("L0 past the shard", &|c| {
+        snapshot_mut(c).l0_creates[0].biggest = Bytes::from_static(b"\xff\xff");
+    });
     corrupt("reversed table", &|c| {
         let t = &mut tables(c)[0];
         std::mem::swap(&mut t.smallest, &mut t.biggest);
@@ -213,6 +227,27 @@ fn inconsistent_change_sets() {
         let l = &mut snapshot_mut(c).l0_creates[0];
         std::mem::swap(&mut l.smallest, &mut l.biggest);
     });
+}
+
+/// Every file shipped overlaps a request range (the sender filters so): a file whose bounds
+/// overlap none claims bounds that are not its own, and is refused rather than dropped.
+#[test]
+fn files_outside_every_request_range_are_refused() {
+    let f = fixture();
+    let (mem, cs) = f.export(100);
+    let first = vec![KeyRange { start: key(1).into(), end: key(2).into() }];
+    let e = f.rebuild(&mem, &cs, &first).unwrap_err();
+    assert!(
+        matches!(e, Error::ChangeSet { reason, .. } if reason.contains("overlap no request range")),
+        "{e}"
+    );
+    // The same narrow range with the files the sender would ship rebuilds.
+    let mut buf = Vec::new();
+    let mut w = MemDataWriter::new(&mut buf, MemDataFormat::V2);
+    let narrow = f.shard.export(&first, &LockCheck::si(100), &NoLocks, &mut w).unwrap();
+    w.finish().unwrap();
+    let narrow_mem = MemData::decode(Bytes::from(buf)).unwrap();
+    assert_eq!(f.rebuild(&narrow_mem, &narrow, &first).unwrap(), vec![(key(1), b"v1".to_vec())]);
 }
 
 #[test]

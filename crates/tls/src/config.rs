@@ -37,9 +37,13 @@ pub enum ClientCertMode {
 /// cert-allowed-cn = ["storage-node"] # client identities (CN or SAN DNS) a server accepts
 /// client-cert = "required"           # or "optional"
 /// cert-reload-interval = "10s"
+/// shared-secret-path = "/etc/rcop/secret" # HMAC key of offload requests (≥ 16 bytes)
+/// auth-max-skew = "5m"                    # how old a signed request may be
 /// ```
 ///
-/// All three paths or none: with none, TLS is off.
+/// All three paths or none: with none, TLS is off. `shared-secret-path` works with or
+/// without TLS: a worker with a secret refuses unsigned offload requests, a storage node
+/// with one signs every request it sends.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, rename_all = "kebab-case", deny_unknown_fields)]
 #[non_exhaustive]
@@ -57,6 +61,10 @@ pub struct SecurityConfig {
     pub client_cert: ClientCertMode,
     /// How often a server checks its certificate files for changes.
     pub cert_reload_interval: ReadableDuration,
+    /// File holding the secret that signs offload requests (empty: no signing).
+    pub shared_secret_path: PathBuf,
+    /// Largest distance between a signed request's timestamp and the receiver's clock.
+    pub auth_max_skew: ReadableDuration,
 }
 
 impl Default for SecurityConfig {
@@ -68,6 +76,8 @@ impl Default for SecurityConfig {
             cert_allowed_cn: Vec::new(),
             client_cert: ClientCertMode::Required,
             cert_reload_interval: ReadableDuration(DEFAULT_CERT_RELOAD_INTERVAL),
+            shared_secret_path: PathBuf::new(),
+            auth_max_skew: ReadableDuration(crate::auth::DEFAULT_AUTH_MAX_SKEW),
         }
     }
 }
@@ -145,7 +155,25 @@ impl SecurityConfig {
                 reason: "must be greater than 0".into(),
             });
         }
+        if self.auth_max_skew.is_zero() {
+            return Err(Error::Config {
+                key: "auth-max-skew",
+                reason: "must be greater than 0".into(),
+            });
+        }
         Ok(())
+    }
+
+    /// The secret of `shared-secret-path`, read now; `None` when the key is not set.
+    ///
+    /// # Errors
+    ///
+    /// As [`SharedSecret::from_file`](crate::SharedSecret::from_file).
+    pub fn shared_secret(&self) -> Result<Option<crate::SharedSecret>> {
+        if self.shared_secret_path.as_os_str().is_empty() {
+            return Ok(None);
+        }
+        crate::SharedSecret::from_file(&self.shared_secret_path).map(Some)
     }
 
     /// A server over these files that offers `alpn` (e.g. `[b"h2", b"http/1.1"]`), reads

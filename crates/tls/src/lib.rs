@@ -35,6 +35,7 @@
 //! `tonic::transport::Endpoint::connect_with_connector`. With `test-pki`: `TestPki`, a CA
 //! made at run time that issues certificates into a directory, for hosts' tests.
 
+mod auth;
 mod config;
 mod error;
 #[cfg(feature = "tonic")]
@@ -45,6 +46,10 @@ mod server;
 #[cfg(feature = "test-pki")]
 mod testing;
 
+pub use auth::{
+    AuthError, DEFAULT_AUTH_MAX_SKEW, HEADER_AUTH_SIGNATURE, HEADER_AUTH_TIMESTAMP, MIN_SECRET_LEN,
+    SharedSecret, unix_ms,
+};
 pub use config::{ClientCertMode, DEFAULT_CERT_RELOAD_INTERVAL, SecurityConfig};
 pub use error::{Error, Result};
 #[cfg(feature = "tonic")]

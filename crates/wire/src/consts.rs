@@ -2,8 +2,16 @@
 //! types. These are plain constants; this crate performs no I/O and knows nothing else about HTTP.
 
 /// Format number of the request envelope (upstream `REMOTE_COP_FORMAT_V1`), the first `u32 LE`
-/// of every offload request body. It is the only envelope format.
+/// of every offload request body; what upstream storage nodes send.
 pub const ENVELOPE_FORMAT_V1: u32 = 1;
+
+/// Format number of the checksummed envelope (ours): format 1's three parts followed by
+/// `u32 LE crc32c` of each part, in order. Sent only with [`HEADER_ENVELOPE`] set to `2`.
+pub const ENVELOPE_FORMAT_V2: u32 = 2;
+
+/// Request header naming the envelope format of the body (`2`). A worker that sees it refuses
+/// a body of any other format, so a corrupted format number cannot turn the checksums off.
+pub const HEADER_ENVELOPE: &str = "x-rcop-envelope";
 
 /// Mem-data format 1: `u32 LE 1` followed directly by the rows, which run to the end of the
 /// mem-data. Older senders used it when there were no transaction-file references.

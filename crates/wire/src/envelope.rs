@@ -1,23 +1,55 @@
-//! The request envelope (format 1):
+//! The request envelope. Format 1 (upstream's):
 //!
 //! ```text
 //! u32 LE 1 | u32 LE len | coprocessor.Request | u32 LE len | mem-data | u32 LE len | enginepb.ChangeSet
 //! ```
+//!
+//! Format 2 (ours) is format 1 with the number 2, followed by the crc32c of each part:
+//!
+//! ```text
+//! u32 LE 2 | … as format 1 … | u32 LE crc32c(request) | u32 LE crc32c(mem-data) | u32 LE crc32c(change set)
+//! ```
+//!
+//! A flipped bit inside a protobuf part can still decode (a tag that turns a table's level
+//! into its column family, a length that skips a table): only a checksum tells.
 
 use bytes::Bytes;
 use rcop_proto::coprocessor::Request;
 use rcop_proto::enginepb::ChangeSet;
 
-use crate::consts::ENVELOPE_FORMAT_V1;
+use crate::consts::{ENVELOPE_FORMAT_V1, ENVELOPE_FORMAT_V2};
 use crate::error::{Error, Field, Result};
 use crate::mem_data::{MemData, MemDataFormat, MemDataWriter};
 use crate::pb::{decode_message, put_u32_prefixed, put_u32_prefixed_message};
 use crate::read::{Reader, patch_u32, u32_len};
 
+/// The format of an envelope: which number it starts with.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum EnvelopeFormat {
+    /// Format 1, upstream's: no checksums.
+    #[default]
+    V1,
+    /// Format 2: a crc32c of each part after the change set.
+    V2,
+}
+
+impl EnvelopeFormat {
+    /// The format number written first in the body.
+    pub const fn number(self) -> u32 {
+        match self {
+            EnvelopeFormat::V1 => ENVELOPE_FORMAT_V1,
+            EnvelopeFormat::V2 => ENVELOPE_FORMAT_V2,
+        }
+    }
+}
+
+/// Bytes of the checksums that end an envelope v2.
+const CHECKSUMS_LEN: usize = 12;
+
 /// A decoded envelope: three zero-copy slices of the request body.
 ///
-/// [`Envelope::decode`] checks only the framing (format number and the three lengths); the
-/// parts are decoded on demand by [`decode_request`](Self::decode_request),
+/// [`Envelope::decode`] checks the framing (format number and the three lengths) and, for
+/// format 2, the three checksums; the parts are decoded on demand by [`decode_request`](Self::decode_request),
 /// [`decode_mem_data`](Self::decode_mem_data) and [`decode_change_set`](Self::decode_change_set).
 /// As upstream, bytes after the change set are ignored; [`trailing_len`](Self::trailing_len)
 /// says how many there were.
@@ -30,25 +62,49 @@ pub struct Envelope {
     mem_data_offset: usize,
     change_set_offset: usize,
     trailing_len: usize,
+    format: EnvelopeFormat,
 }
 
 impl Envelope {
-    /// Splits an envelope body into its parts without copying.
+    /// Splits an envelope body of format 1 or 2 into its parts without copying, verifying
+    /// the checksums of format 2.
     ///
     /// # Errors
     ///
-    /// [`Error::Truncated`] when a format or length field is cut off, [`Error::BadFormat`]
-    /// when the format is not [`ENVELOPE_FORMAT_V1`], [`Error::BadLength`] when a length
-    /// exceeds the bytes that follow it.
+    /// [`Error::Truncated`] when a format, length or checksum field is cut off,
+    /// [`Error::BadFormat`] when the format is neither [`ENVELOPE_FORMAT_V1`] nor
+    /// [`ENVELOPE_FORMAT_V2`], [`Error::BadLength`] when a length exceeds the bytes that
+    /// follow it, [`Error::ChecksumMismatch`] naming the first part whose checksum fails.
     pub fn decode(body: Bytes) -> Result<Envelope> {
         let mut r = Reader::new(&body, 0);
-        let format = r.u32(Field::EnvelopeFormat)?;
-        if format != ENVELOPE_FORMAT_V1 {
-            return Err(Error::BadFormat { what: Field::EnvelopeFormat, offset: 0, value: format });
-        }
+        let format = match r.u32(Field::EnvelopeFormat)? {
+            ENVELOPE_FORMAT_V1 => EnvelopeFormat::V1,
+            ENVELOPE_FORMAT_V2 => EnvelopeFormat::V2,
+            value => {
+                return Err(Error::BadFormat { what: Field::EnvelopeFormat, offset: 0, value });
+            }
+        };
         let request = r.u32_prefixed(Field::RequestLen, Field::Request)?;
         let mem_data = r.u32_prefixed(Field::MemDataLen, Field::MemData)?;
         let change_set = r.u32_prefixed(Field::ChangeSetLen, Field::ChangeSet)?;
+        if format == EnvelopeFormat::V2 {
+            for (what, part) in [
+                (Field::Request, &request),
+                (Field::MemData, &mem_data),
+                (Field::ChangeSet, &change_set),
+            ] {
+                let stored = r.u32(Field::Checksums)?;
+                let computed = crc32c::crc32c(body.get(part.clone()).unwrap_or_default());
+                if stored != computed {
+                    return Err(Error::ChecksumMismatch {
+                        what,
+                        offset: part.start,
+                        stored,
+                        computed,
+                    });
+                }
+            }
+        }
         let trailing_len = r.remaining();
         Ok(Envelope {
             request_offset: request.start,
@@ -58,7 +114,13 @@ impl Envelope {
             mem_data: body.slice(mem_data),
             change_set: body.slice(change_set),
             trailing_len,
+            format,
         })
+    }
+
+    /// The envelope's format.
+    pub fn format(&self) -> EnvelopeFormat {
+        self.format
     }
 
     /// The serialized `coprocessor.Request`.
@@ -108,15 +170,19 @@ impl Envelope {
         decode_message(&self.change_set, Field::ChangeSet, self.change_set_offset)
     }
 
-    /// Re-encodes the envelope (without the ignored trailing bytes) at the end of `buf`;
-    /// returns the encoded length.
+    /// Re-encodes the envelope in its format (without the ignored trailing bytes) at the end
+    /// of `buf`; returns the encoded length.
     ///
     /// # Errors
     ///
     /// None for an envelope that came from [`Envelope::decode`] (its parts fit their
     /// prefixes).
     pub fn encode_into(&self, buf: &mut Vec<u8>) -> Result<usize> {
-        encode_raw_envelope_into(&self.request, &self.mem_data, &self.change_set, buf)
+        let mut w = EnvelopeWriter::start(buf, self.format);
+        put_u32_prefixed(w.buf, Field::Request, &self.request)?;
+        w.reserve_mem_data_len();
+        w.raw_mem_data(&self.mem_data);
+        w.finish_with_raw_change_set(&self.change_set)
     }
 }
 
@@ -155,6 +221,7 @@ impl Envelope {
 #[derive(Debug)]
 pub struct EnvelopeWriter<'a> {
     buf: &'a mut Vec<u8>,
+    format: EnvelopeFormat,
     start: usize,
     /// Where the mem-data length placeholder is; the mem-data follows it.
     mem_data_len_at: usize,
@@ -162,13 +229,27 @@ pub struct EnvelopeWriter<'a> {
 }
 
 impl<'a> EnvelopeWriter<'a> {
-    /// Starts an envelope at the end of `buf`, writing the format and `request`.
+    /// Starts an envelope of format 1 at the end of `buf`, writing the format and `request`.
     ///
     /// # Errors
     ///
     /// [`Error::TooLarge`] when the request exceeds `u32::MAX` bytes (`buf` is left as it was).
     pub fn new(buf: &'a mut Vec<u8>, request: &Request) -> Result<Self> {
-        let mut w = EnvelopeWriter::start(buf);
+        Self::with_format(buf, request, EnvelopeFormat::V1)
+    }
+
+    /// As [`EnvelopeWriter::new`], in `format` ([`EnvelopeFormat::V2`] appends the checksums
+    /// when the writer finishes).
+    ///
+    /// # Errors
+    ///
+    /// As [`EnvelopeWriter::new`].
+    pub fn with_format(
+        buf: &'a mut Vec<u8>,
+        request: &Request,
+        format: EnvelopeFormat,
+    ) -> Result<Self> {
+        let mut w = EnvelopeWriter::start(buf, format);
         put_u32_prefixed_message(w.buf, Field::Request, request)?;
         w.reserve_mem_data_len();
         Ok(w)
@@ -180,16 +261,16 @@ impl<'a> EnvelopeWriter<'a> {
     ///
     /// As [`EnvelopeWriter::new`].
     pub fn with_raw_request(buf: &'a mut Vec<u8>, request: &[u8]) -> Result<Self> {
-        let mut w = EnvelopeWriter::start(buf);
+        let mut w = EnvelopeWriter::start(buf, EnvelopeFormat::V1);
         put_u32_prefixed(w.buf, Field::Request, request)?;
         w.reserve_mem_data_len();
         Ok(w)
     }
 
-    fn start(buf: &'a mut Vec<u8>) -> Self {
+    fn start(buf: &'a mut Vec<u8>, format: EnvelopeFormat) -> Self {
         let start = buf.len();
-        buf.extend_from_slice(&ENVELOPE_FORMAT_V1.to_le_bytes());
-        EnvelopeWriter { buf, start, mem_data_len_at: start, finished: false }
+        buf.extend_from_slice(&format.number().to_le_bytes());
+        EnvelopeWriter { buf, format, start, mem_data_len_at: start, finished: false }
     }
 
     fn reserve_mem_data_len(&mut self) {
@@ -239,7 +320,20 @@ impl<'a> EnvelopeWriter<'a> {
         let mem_data_len = self.buf.len().saturating_sub(self.mem_data_start());
         let mem_data_len = u32_len(Field::MemData, mem_data_len)?;
         patch_u32(self.buf, self.mem_data_len_at, mem_data_len);
+        let change_set_at = self.buf.len();
         put_change_set(self.buf)?;
+        if self.format == EnvelopeFormat::V2 {
+            // Parts: the request after the format and its length, up to the mem-data length;
+            // the mem-data; the change set after its length.
+            let request = self.start.saturating_add(8)..self.mem_data_len_at;
+            let mem_data = self.mem_data_start()..change_set_at;
+            let change_set = change_set_at.saturating_add(4)..self.buf.len();
+            let sums: [u32; 3] = [request, mem_data, change_set]
+                .map(|r| crc32c::crc32c(self.buf.get(r).unwrap_or_default()));
+            for sum in sums {
+                self.buf.extend_from_slice(&sum.to_le_bytes());
+            }
+        }
         self.finished = true;
         Ok(self.buf.len().saturating_sub(self.start))
     }

@@ -49,6 +49,8 @@ pub enum Field {
     TxnFileRefsLen,
     /// The serialized `enginepb.TxnFileRefs`.
     TxnFileRefs,
+    /// The three `u32` crc32c checksums that end an envelope v2.
+    Checksums,
 }
 
 impl Field {
@@ -74,6 +76,7 @@ impl Field {
             Field::Value => "value",
             Field::TxnFileRefsLen => "txn file refs length",
             Field::TxnFileRefs => "txn file refs",
+            Field::Checksums => "checksums",
         }
     }
 }
@@ -173,6 +176,20 @@ pub enum Error {
         #[source]
         source: prost::DecodeError,
     },
+    /// A part of an envelope v2 does not match its crc32c.
+    #[error(
+        "{what} at offset {offset} fails its crc32c: stored {stored:#010x}, computed {computed:#010x}"
+    )]
+    ChecksumMismatch {
+        /// [`Field::Request`], [`Field::MemData`] or [`Field::ChangeSet`].
+        what: Field,
+        /// Offset of the part's first byte.
+        offset: usize,
+        /// The checksum the body carries.
+        stored: u32,
+        /// The checksum of the bytes received.
+        computed: u32,
+    },
     /// Encoding: a part is longer than its length prefix can describe.
     #[error("{what} of {len} bytes exceeds the format's limit of {max} bytes")]
     TooLarge {
@@ -198,6 +215,7 @@ impl Error {
             | Error::BadLength { offset, .. }
             | Error::BadRowCount { offset, .. }
             | Error::TrailingBytes { offset, .. }
+            | Error::ChecksumMismatch { offset, .. }
             | Error::Protobuf { offset, .. } => Some(*offset),
             Error::TooLarge { .. } | Error::TxnFileRefsNeedV2 | Error::Contract { .. } => None,
         }

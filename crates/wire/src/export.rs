@@ -213,8 +213,11 @@ pub struct ChangeSetBuilder {
     tables: Vec<TableCreate>,
 }
 
-/// Most leveled-table levels a change set may name (upstream's LSM has L1–L3).
-pub const MAX_TABLE_LEVEL: u32 = 16;
+/// Deepest level of each column family (write, lock, extra): upstream's `CF_LEVELS`.
+pub const CF_LEVELS: [u32; 3] = [3, 2, 1];
+
+/// Deepest leveled-table level of any column family (the write CF's L3).
+pub const MAX_TABLE_LEVEL: u32 = CF_LEVELS[0];
 
 impl ChangeSetBuilder {
     /// A change set of `shard` for a request over `ranges` (outer keys).
@@ -284,22 +287,27 @@ impl ChangeSetBuilder {
         Ok(true)
     }
 
-    /// Adds a leveled table of `level` (1..=[`MAX_TABLE_LEVEL`]) and column family `cf`
-    /// (0 write, 1 lock, 2 extra) if it overlaps a range; returns whether it did. The worker
-    /// reads write-CF tables only; others are accepted for completeness.
+    /// Adds a leveled table of column family `cf` (0 write, 1 lock, 2 extra) at `level`
+    /// (1..=[`CF_LEVELS`]`[cf]`) if it is a write-CF table that overlaps a range; returns
+    /// whether it did. Lock and extra CF tables are checked and left out, as upstream's
+    /// `write_cf_only` export does: a worker refuses a DAG snapshot that lists them.
     ///
     /// # Errors
     ///
     /// [`Error::Contract`] for a level or CF out of range or bounds out of order.
     pub fn table(&mut self, level: u32, cf: i32, f: FileInfo) -> Result<bool> {
         Self::check(&f)?;
-        if !(1..=MAX_TABLE_LEVEL).contains(&level) {
-            return Err(Error::Contract { rule: "a table level outside 1..=16", row: f.id });
+        let deepest = usize::try_from(cf)
+            .ok()
+            .and_then(|cf| CF_LEVELS.get(cf))
+            .ok_or(Error::Contract { rule: "a column family outside 0..=2", row: f.id })?;
+        if !(1..=*deepest).contains(&level) {
+            return Err(Error::Contract {
+                rule: "a table level outside its column family's levels",
+                row: f.id,
+            });
         }
-        if !(0..=2).contains(&cf) {
-            return Err(Error::Contract { rule: "a column family outside 0..=2", row: f.id });
-        }
-        if !self.overlaps(&f) {
+        if cf != 0 || !self.overlaps(&f) {
             return Ok(false);
         }
         self.tables.push(TableCreate {

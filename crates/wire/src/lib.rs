@@ -64,12 +64,16 @@ mod rows;
 
 pub use crate::consts::{
     CONTENT_TYPE_OCTET_STREAM, CONTENT_TYPE_PROTOBUF, COPROCESSOR_PATH, ENVELOPE_FORMAT_V1,
-    HEADER_DFS_REMOTE_CACHE_ADDR, MEM_DATA_V1, MEM_DATA_V2, MIN_ROW_LEN,
+    ENVELOPE_FORMAT_V2, HEADER_DFS_REMOTE_CACHE_ADDR, HEADER_ENVELOPE, MEM_DATA_V1, MEM_DATA_V2,
+    MIN_ROW_LEN,
 };
 pub use crate::envelope::{
-    Envelope, EnvelopeWriter, encode_envelope, encode_envelope_into, encode_raw_envelope_into,
+    Envelope, EnvelopeFormat, EnvelopeWriter, encode_envelope, encode_envelope_into,
+    encode_raw_envelope_into,
 };
 pub use crate::error::{Error, Field, Result};
-pub use crate::export::{ChangeSetBuilder, ExportRows, FileInfo, MAX_TABLE_LEVEL, ShardInfo};
+pub use crate::export::{
+    CF_LEVELS, ChangeSetBuilder, ExportRows, FileInfo, MAX_TABLE_LEVEL, ShardInfo,
+};
 pub use crate::mem_data::{MemData, MemDataFormat, MemDataWriter, encode_mem_data_into};
 pub use crate::rows::{Row, RowRef, Rows, RowsBytesIter, RowsIter, RowsWriter, encode_rows_into};

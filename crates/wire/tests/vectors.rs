@@ -5,8 +5,8 @@ use prost::Message;
 use rcop_proto::coprocessor::Request;
 use rcop_proto::enginepb::{ChangeSet, TxnFileRef, TxnFileRefs};
 use rcop_wire::{
-    Envelope, EnvelopeWriter, Error, Field, MemData, MemDataFormat, MemDataWriter, RowRef,
-    encode_envelope, encode_envelope_into, encode_mem_data_into, encode_raw_envelope_into,
+    Envelope, EnvelopeFormat, EnvelopeWriter, Error, Field, MemData, MemDataFormat, MemDataWriter,
+    RowRef, encode_envelope, encode_envelope_into, encode_mem_data_into, encode_raw_envelope_into,
 };
 
 #[expect(clippy::unwrap_used, reason = "test helper: a bad literal is a bug in the test")]
@@ -157,6 +157,103 @@ fn envelope_with_one_row() {
     assert_eq!(again, expected);
 }
 
+/// Format 2 is format 1 with the number 2 and the crc32c of the three parts after it.
+#[test]
+fn envelope_v2_ends_with_the_crc32c_of_each_part() {
+    // The crc32c (Castagnoli) check value, so the sums below are the standard function.
+    assert_eq!(crc32c::crc32c(b"123456789"), 0xE306_9283);
+    let mem_data = unhex(&format!("02000000 2a00000000000000 {ONE_ROW} 00000000"));
+    let sums: Vec<u8> = [unhex(REQUEST), mem_data.clone(), unhex(CHANGE_SET)]
+        .iter()
+        .flat_map(|part| crc32c::crc32c(part).to_le_bytes())
+        .collect();
+    let mut expected = unhex(&format!(
+        "02000000
+         02000000 {REQUEST}
+         3a000000 02000000 2a00000000000000 {ONE_ROW} 00000000
+         02000000 {CHANGE_SET}"
+    ));
+    expected.extend_from_slice(&sums);
+
+    let mut body = Vec::new();
+    let mut w = EnvelopeWriter::with_format(&mut body, &request(), EnvelopeFormat::V2).unwrap();
+    w.raw_mem_data(&mem_data);
+    assert_eq!(w.finish(&change_set()).unwrap(), expected.len());
+    assert_eq!(body, expected);
+
+    let env = Envelope::decode(Bytes::from(expected.clone())).unwrap();
+    assert_eq!((env.format(), env.trailing_len()), (EnvelopeFormat::V2, 0));
+    assert_eq!(env.decode_request().unwrap(), request());
+    assert_eq!(env.decode_change_set().unwrap(), change_set());
+    assert_eq!(env.decode_mem_data().unwrap().rows().iter().collect::<Vec<_>>(), [ROW]);
+    let mut again = Vec::new();
+    env.encode_into(&mut again).unwrap();
+    assert_eq!(again, expected);
+
+    // A wrong sum names its part; a missing one is a truncation.
+    for (i, what, offset) in
+        [(0, Field::Request, 8), (1, Field::MemData, 14), (2, Field::ChangeSet, 76)]
+    {
+        let mut bad = expected.clone();
+        let at = expected.len() - 12 + 4 * i;
+        bad[at] ^= 1;
+        match Envelope::decode(Bytes::from(bad)) {
+            Err(Error::ChecksumMismatch { what: w, offset: o, .. }) => {
+                assert_eq!((w, o), (what, offset));
+            }
+            other => panic!("{what}: {other:?}"),
+        }
+    }
+    let cut = Bytes::from(expected[..expected.len() - 1].to_vec());
+    assert!(matches!(Envelope::decode(cut), Err(Error::Truncated { what: Field::Checksums, .. })));
+}
+
+/// Every single-bit flip anywhere in a real envelope v2 is refused; in v1 some decode.
+#[test]
+fn every_bit_flip_of_an_envelope_v2_is_refused() {
+    let change_set = ChangeSet {
+        shard_id: 7,
+        shard_ver: 3,
+        snapshot: Some(rcop_proto::enginepb::Snapshot {
+            outer_start: Bytes::from_static(b"x\0\0\x01"),
+            outer_end: Bytes::from_static(b"x\0\0\x02"),
+            inner_key_off: 4,
+            table_creates: vec![rcop_proto::enginepb::TableCreate {
+                id: 11,
+                level: 1,
+                cf: 0,
+                smallest: Bytes::from_static(b"t1"),
+                biggest: Bytes::from_static(b"t9"),
+                meta_offset: 4000,
+            }],
+            ..Default::default()
+        }),
+        sequence: 9,
+    };
+    let mut body = Vec::new();
+    let mut w = EnvelopeWriter::with_format(&mut body, &request(), EnvelopeFormat::V2).unwrap();
+    let mut mem = w.mem_data(MemDataFormat::V2);
+    mem.push(ROW.key, ROW.start_ts, ROW.commit_ts, ROW.value);
+    mem.finish().unwrap();
+    w.finish(&change_set).unwrap();
+    let mut v1_accepted = 0;
+    for bit in 0..body.len() * 8 {
+        let mut flipped = body.clone();
+        flipped[bit / 8] ^= 1 << (bit % 8);
+        assert!(Envelope::decode(Bytes::from(flipped.clone())).is_err(), "bit {bit} accepted");
+        // The same flip without checksums: format 1 and the sums cut off.
+        flipped[0] = 1;
+        flipped.truncate(body.len() - 12);
+        if bit >= 32 && bit < (body.len() - 12) * 8 {
+            let v1 = Envelope::decode(Bytes::from(flipped));
+            if v1.is_ok_and(|e| e.decode_change_set().is_ok() && e.decode_request().is_ok()) {
+                v1_accepted += 1;
+            }
+        }
+    }
+    assert!(v1_accepted > 0, "format 1 has no checksum to refuse a flip with");
+}
+
 #[test]
 fn envelope_with_empty_mem_data_and_trailing_bytes() {
     let body = unhex(&format!("01000000 02000000 {REQUEST} 00000000 02000000 {CHANGE_SET} dead"));
@@ -224,9 +321,9 @@ fn dropped_or_failed_writers_restore_the_buffer() {
 #[test]
 fn unknown_formats_are_named() {
     let err =
-        Envelope::decode(Bytes::from(unhex("02000000 00000000 00000000 00000000"))).unwrap_err();
-    assert!(matches!(err, Error::BadFormat { what: Field::EnvelopeFormat, offset: 0, value: 2 }));
-    assert_eq!(err.to_string(), "unsupported envelope format 2 at offset 0");
+        Envelope::decode(Bytes::from(unhex("03000000 00000000 00000000 00000000"))).unwrap_err();
+    assert!(matches!(err, Error::BadFormat { what: Field::EnvelopeFormat, offset: 0, value: 3 }));
+    assert_eq!(err.to_string(), "unsupported envelope format 3 at offset 0");
 
     let err = MemData::decode(Bytes::from(unhex("03000000 0000000000000000"))).unwrap_err();
     assert!(matches!(err, Error::BadFormat { what: Field::MemDataFormat, offset: 0, value: 3 }));
