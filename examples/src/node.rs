@@ -251,6 +251,12 @@ impl StorageNode {
             let tls = cfg.security.client_config(&[]).context("[security]")?;
             offloader = offloader.tls_config(rcop_tls::ClientConfig::clone(&tls));
         }
+        if let Some(secret) =
+            cfg.security.shared_secret().context("[security] shared-secret-path")?
+        {
+            // Every offload request carries the HMAC a worker with the same secret checks.
+            offloader = offloader.signer(Arc::new(secret));
+        }
         let offloader = offloader.build().context("building the offloader")?;
         Ok(StorageNode {
             shard: Arc::new(shard),

@@ -62,6 +62,11 @@ impl MemoryLimiter {
 
     /// Reserves `bytes`, or fails with [`Error::MemoryLimitExceeded`] if fewer are free.
     pub fn try_reserve(self: &Arc<Self>, bytes: u64) -> Result<MemoryReservation> {
+        self.take(bytes)?;
+        Ok(MemoryReservation { limiter: Arc::clone(self), bytes })
+    }
+
+    fn take(&self, bytes: u64) -> Result<()> {
         let mut used = self.used.load(Ordering::Acquire);
         loop {
             let capacity = self.capacity();
@@ -89,7 +94,12 @@ impl MemoryLimiter {
             }
         }
         self.gauge_add(bytes, true);
-        Ok(MemoryReservation { limiter: Arc::clone(self), bytes })
+        Ok(())
+    }
+
+    fn give_back(&self, bytes: u64) {
+        self.used.fetch_sub(bytes, Ordering::AcqRel);
+        self.gauge_add(bytes, false);
     }
 
     fn gauge_add(&self, bytes: u64, add: bool) {
@@ -113,12 +123,31 @@ impl MemoryReservation {
     pub fn bytes(&self) -> u64 {
         self.bytes
     }
+
+    /// Reserves `bytes` more in the same limiter, or fails with
+    /// [`Error::MemoryLimitExceeded`] (holding what it held) if fewer are free.
+    pub fn try_grow(&mut self, bytes: u64) -> Result<()> {
+        self.limiter.take(bytes)?;
+        self.bytes = self.bytes.saturating_add(bytes);
+        Ok(())
+    }
+
+    /// Gives `bytes` back early (at most what the reservation holds).
+    pub fn shrink(&mut self, bytes: u64) {
+        let bytes = bytes.min(self.bytes);
+        self.limiter.give_back(bytes);
+        self.bytes -= bytes;
+    }
+
+    /// An empty reservation in the same limiter, to grow later.
+    pub fn empty_like(&self) -> MemoryReservation {
+        MemoryReservation { limiter: Arc::clone(&self.limiter), bytes: 0 }
+    }
 }
 
 impl Drop for MemoryReservation {
     fn drop(&mut self) {
-        self.limiter.used.fetch_sub(self.bytes, Ordering::AcqRel);
-        self.limiter.gauge_add(self.bytes, false);
+        self.limiter.give_back(self.bytes);
     }
 }
 
@@ -127,6 +156,26 @@ mod tests {
     use super::*;
     use prometheus::Registry;
     use rcop_units::ReadableSize;
+
+    #[test]
+    fn reservations_grow_and_shrink() {
+        let limiter = Arc::new(MemoryLimiter::new(1000));
+        let mut a = limiter.try_reserve(100).unwrap();
+        a.try_grow(800).unwrap();
+        assert_eq!((a.bytes(), limiter.used()), (900, 900));
+        assert!(matches!(a.try_grow(101), Err(Error::MemoryLimitExceeded { shortfall: 1, .. })));
+        assert_eq!((a.bytes(), limiter.used()), (900, 900), "a failed growth holds what it held");
+        a.shrink(300);
+        assert_eq!((a.bytes(), limiter.used()), (600, 600));
+        a.shrink(10_000);
+        assert_eq!((a.bytes(), limiter.used()), (0, 0));
+        let mut b = a.empty_like();
+        b.try_grow(1000).unwrap();
+        drop(a);
+        assert_eq!(limiter.used(), 1000);
+        drop(b);
+        assert_eq!(limiter.used(), 0);
+    }
 
     #[test]
     fn reservations_account_and_release() {

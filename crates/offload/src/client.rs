@@ -15,7 +15,7 @@ use crate::error::{Error, RemoteError};
 use crate::metrics::Metrics;
 use crate::routing::{RoutingKey, rendezvous_order};
 use crate::swap::Swap;
-use crate::transport::{Post, Transport, TransportError};
+use crate::transport::{Post, RequestSigner, Transport, TransportError};
 
 /// Bytes of a non-protobuf error body kept in an error message.
 const ERROR_BODY_LIMIT: usize = 1024;
@@ -85,6 +85,7 @@ pub struct RemoteClient {
     transport: Arc<dyn Transport>,
     settings: Swap<Settings>,
     metrics: Option<Metrics>,
+    signer: Option<Arc<dyn RequestSigner>>,
 }
 
 impl RemoteClient {
@@ -95,7 +96,12 @@ impl RemoteClient {
     /// [`Error::Config`] for bad worker URLs or other invalid values.
     pub fn new(config: &Config, transport: Arc<dyn Transport>) -> Result<RemoteClient, Error> {
         let settings = Settings::from_config(config)?;
-        Ok(RemoteClient { transport, settings: Swap::new(settings), metrics: None })
+        Ok(RemoteClient { transport, settings: Swap::new(settings), metrics: None, signer: None })
+    }
+
+    /// Authenticates every attempt with `signer`'s headers.
+    pub fn set_signer(&mut self, signer: Arc<dyn RequestSigner>) {
+        self.signer = Some(signer);
     }
 
     /// Counts failed attempts in `metrics.request_error`.
@@ -216,8 +222,17 @@ impl RemoteClient {
         envelope: Bytes,
         deadline: Instant,
     ) -> Result<(Response, Bytes), Attempt> {
+        // The body names its envelope format first; a checksummed one is announced, so the
+        // worker refuses it if a flipped format number would skip the checksums.
+        let mut headers = settings.headers.to_vec();
+        if envelope.get(..4) == Some(&rcop_wire::ENVELOPE_FORMAT_V2.to_le_bytes()[..]) {
+            headers.push((rcop_wire::HEADER_ENVELOPE, "2".to_owned()));
+        }
+        if let Some(signer) = &self.signer {
+            headers.extend(signer.sign(rcop_wire::COPROCESSOR_PATH, &envelope));
+        }
         let post = Post::new(worker, envelope, deadline, settings.max_response_size)
-            .with_headers(&settings.headers);
+            .with_headers(&headers);
         let fail = |e| Err(Attempt::Failed(e));
         let reply = match self.transport.post(post).await {
             Ok(reply) => reply,

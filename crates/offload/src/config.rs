@@ -103,6 +103,10 @@ pub struct Config {
     /// This node's status address, sent as `x-dfs-remote-cache-addr` so workers may read
     /// files from it first (default empty: header not sent).
     pub dfs_remote_cache_addr: String,
+    /// Whether offload bodies carry a crc32c of each part (envelope format 2, announced by
+    /// the `x-rcop-envelope: 2` header). Default true; set false for workers that read
+    /// upstream's format 1 only.
+    pub remote_coprocessor_envelope_checksum: bool,
 }
 
 impl Default for Config {
@@ -124,6 +128,7 @@ impl Default for Config {
                 DEFAULT_MAX_WHOLE_RESPONSE_SIZE,
             ),
             dfs_remote_cache_addr: String::new(),
+            remote_coprocessor_envelope_checksum: true,
         }
     }
 }

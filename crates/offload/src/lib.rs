@@ -128,4 +128,6 @@ pub use crate::pattern::{
 pub use crate::routing::{RoutingKey, rendezvous_order, rendezvous_weight};
 pub use crate::shard::{ShardSource, source_error};
 pub use crate::source::{Clock, ManualClock, SnapshotSource, SystemClock};
-pub use crate::transport::{BoxFuture, Post, Transport, TransportError, TransportReply};
+pub use crate::transport::{
+    BoxFuture, Post, RequestSigner, Transport, TransportError, TransportReply,
+};

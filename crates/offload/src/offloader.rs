@@ -11,7 +11,7 @@ use prost::Message;
 use rcop_proto::REQ_TYPE_DAG;
 use rcop_proto::coprocessor::{Request, Response};
 use rcop_proto::tipb::DagRequest;
-use rcop_wire::{Envelope, EnvelopeWriter, MemDataFormat};
+use rcop_wire::{Envelope, EnvelopeFormat, EnvelopeWriter, MemDataFormat};
 
 use crate::assemble::{self, Assembled, MAX_PAGES, Resume};
 use crate::client::{RemoteClient, Reply};
@@ -23,7 +23,7 @@ use crate::pattern::{PatternStats, RemotePattern, Sample};
 use crate::routing::RoutingKey;
 use crate::source::{Clock, SnapshotSource, SystemClock};
 use crate::swap::Swap;
-use crate::transport::Transport;
+use crate::transport::{RequestSigner, Transport};
 
 /// What the storage node does with a request, as decided by [`Offloader::dispatch`].
 #[derive(Debug)]
@@ -127,9 +127,17 @@ pub struct Builder<'r> {
     engine: rcop_exec::EngineConfig,
     #[cfg(feature = "tls")]
     tls: Option<rustls::ClientConfig>,
+    signer: Option<Arc<dyn RequestSigner>>,
 }
 
 impl<'r> Builder<'r> {
+    /// Signs every request with `signer` (e.g. an `rcop_tls::SharedSecret`, which a worker
+    /// with `[security] shared-secret-path` requires).
+    pub fn signer(mut self, signer: Arc<dyn RequestSigner>) -> Self {
+        self.signer = Some(signer);
+        self
+    }
+
     /// Uses `clock` to age queries (default: the system clock).
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
@@ -186,6 +194,9 @@ impl<'r> Builder<'r> {
             })?,
         };
         let mut client = RemoteClient::new(&self.config, transport)?;
+        if let Some(signer) = self.signer {
+            client.set_signer(signer);
+        }
         let metrics = self.registry.map(Metrics::register).transpose()?;
         if let Some(m) = &metrics {
             client.set_metrics(m.clone());
@@ -230,6 +241,7 @@ struct Settings {
     default_timeout: Duration,
     fallback_to_local: bool,
     max_whole_response: u64,
+    envelope: EnvelopeFormat,
 }
 
 impl Settings {
@@ -243,6 +255,11 @@ impl Settings {
             default_timeout: config.remote_coprocessor_request_timeout.as_duration(),
             fallback_to_local: config.fallback_to_local,
             max_whole_response: config.remote_coprocessor_max_whole_response_size.as_u64(),
+            envelope: if config.remote_coprocessor_envelope_checksum {
+                EnvelopeFormat::V2
+            } else {
+                EnvelopeFormat::V1
+            },
         }
     }
 }
@@ -282,6 +299,7 @@ impl Offloader {
             engine: rcop_exec::EngineConfig::default(),
             #[cfg(feature = "tls")]
             tls: None,
+            signer: None,
         }
     }
 
@@ -391,7 +409,8 @@ impl Offloader {
     ) -> Result<Prepared, PrepareError> {
         let forwarded = forwarded_request(request);
         let mut body = Vec::new();
-        let mut writer = EnvelopeWriter::new(&mut body, &forwarded)?;
+        let format = self.settings().envelope;
+        let mut writer = EnvelopeWriter::with_format(&mut body, &forwarded, format)?;
         let mut mem = writer.mem_data(MemDataFormat::V2);
         let change_set = source.export(&forwarded, &mut mem)?;
         mem.finish()?;

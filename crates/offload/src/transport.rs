@@ -47,6 +47,23 @@ impl<'a> Post<'a> {
     }
 }
 
+/// Adds authentication headers to each POST: called once per attempt, with the body about
+/// to be sent, so a signature can cover the body and a fresh timestamp.
+///
+/// With the `tls` feature, `rcop_tls::SharedSecret` is one (the HMAC a worker with
+/// `[security] shared-secret-path` checks).
+pub trait RequestSigner: Send + Sync + fmt::Debug {
+    /// The headers that authenticate `body` sent to the worker path `path`.
+    fn sign(&self, path: &str, body: &[u8]) -> Vec<(&'static str, String)>;
+}
+
+#[cfg(feature = "tls")]
+impl RequestSigner for rcop_tls::SharedSecret {
+    fn sign(&self, path: &str, body: &[u8]) -> Vec<(&'static str, String)> {
+        self.headers_now(path, body).into()
+    }
+}
+
 /// What a worker answered: any status, with its body.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]

@@ -92,6 +92,12 @@ impl RebuildPlan {
         self.mem_bytes + self.plans().map(PrefetchPlan::bytes_needed).sum::<u64>()
     }
 
+    /// Bytes of the shipped memtable rows (slices of the request body), part of
+    /// [`bytes_needed`](Self::bytes_needed).
+    pub fn mem_bytes(&self) -> u64 {
+        self.mem_bytes
+    }
+
     /// Bytes that will be read from the object store (uncached blocks).
     pub fn bytes_to_fetch(&self) -> u64 {
         self.plans().map(PrefetchPlan::bytes_to_fetch).sum()

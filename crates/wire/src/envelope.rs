@@ -43,9 +43,6 @@ impl EnvelopeFormat {
     }
 }
 
-/// Bytes of the checksums that end an envelope v2.
-const CHECKSUMS_LEN: usize = 12;
-
 /// A decoded envelope: three zero-copy slices of the request body.
 ///
 /// [`Envelope::decode`] checks the framing (format number and the three lengths) and, for

@@ -16,8 +16,11 @@ use crate::error::{Error, Result};
 pub const DEFAULT_ADDR: &str = "127.0.0.1:19000";
 /// Default `cop-max-resp-size`: 32 MiB.
 pub const DEFAULT_MAX_RESP_SIZE: u64 = 32 << 20;
-/// Default `max-request-size`: 1 GiB. Upstream has no cap; the whole body is read into memory.
-pub const DEFAULT_MAX_REQUEST_SIZE: u64 = 1 << 30;
+/// Default `max-request-size`: 256 MiB. Upstream has no cap; the whole body is read into
+/// memory. A body is the shard's memtable rows over the request ranges plus a change set of
+/// a few KiB: a storage node flushes its memtables long before they reach this, and the
+/// bytes are reserved from the memory capacity before they are read.
+pub const DEFAULT_MAX_REQUEST_SIZE: u64 = 256 << 20;
 /// Default `cop-block-cache-size`: 20% of the memory limit, as upstream.
 pub const DEFAULT_BLOCK_CACHE_PERCENT: f64 = 20.0;
 /// Default `max-connections`: open HTTP connections at once (storage nodes pool theirs, so

@@ -45,6 +45,10 @@ pub enum Error {
     /// the envelope, unsorted or overlapping key ranges (400).
     #[error("invalid request: {0}")]
     InvalidRequest(String),
+    /// The request is not signed with the shared secret (401), or its signature is refused
+    /// (403).
+    #[error("unauthenticated: {0}")]
+    Unauthenticated(rcop_tls::AuthError),
     /// The body did not arrive within `body-read-timeout` (408).
     #[error("request body not received within {0:?}")]
     BodyTimeout(Duration),
@@ -84,6 +88,7 @@ impl Error {
         match self {
             Error::BodyTooLarge { .. } => 413,
             Error::BodyTimeout(_) => 408,
+            Error::Unauthenticated(e) => e.status(),
             Error::Body(_) | Error::Decode(_) | Error::InvalidRequest(_) => 400,
             Error::Snapshot(e) if e.is_retryable() => 503,
             Error::Snapshot(e) if is_bad_request(e) => 400,
@@ -102,6 +107,7 @@ impl Error {
             Error::BodyTooLarge { .. } => "body_too_large",
             Error::Body(_) => "body_read",
             Error::BodyTimeout(_) => "body_timeout",
+            Error::Unauthenticated(_) => "unauthenticated",
             Error::InvalidRequest(_) => "invalid_request",
             Error::Decode(_) | Error::Delegate(_) => "decode",
             Error::Snapshot(_) => "snapshot",

@@ -85,4 +85,4 @@ pub use server::{SHUTDOWN_GRACE, Server, WorkerHandle};
 #[cfg(feature = "http")]
 pub use service::{HEALTHZ_PATH, METRICS_PATH, WorkerService};
 pub use source::{ScanStats, SnapScan};
-pub use worker::{Reply, SIZE_DISCOUNT_PERCENT, Worker, WorkerBuilder};
+pub use worker::{CopRequest, Reply, SIZE_DISCOUNT_PERCENT, Worker, WorkerBuilder};

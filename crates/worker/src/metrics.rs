@@ -32,6 +32,8 @@ use crate::error::Result;
 /// - `rcop_worker_tls_refused_total{listener, reason}`: TLS connections refused on the `http`
 ///   or `grpc` listener (`handshake`: a failed handshake, e.g. no or a foreign client
 ///   certificate; `timeout`; `not_allowed`: an identity outside `cert-allowed-cn`);
+/// - `rcop_worker_auth_refused_total{reason}`: offload requests refused by the shared-secret
+///   check (`missing` → 401; `malformed`, `stale`, `bad_signature` → 403);
 /// - the limiter's wait histograms, waiting gauges and memory gauge ([`LimiterMetrics`]).
 #[derive(Debug, Clone)]
 pub struct WorkerMetrics {
@@ -46,6 +48,7 @@ pub struct WorkerMetrics {
     delegate_duration: Histogram,
     delegate_retries: IntCounterVec,
     tls_refused: IntCounterVec,
+    auth_refused: IntCounterVec,
     open_connections: IntGauge,
     processing: IntGauge,
 }
@@ -137,6 +140,17 @@ impl WorkerMetrics {
             }
         }
         registry.register(Box::new(tls_refused.clone()))?;
+        let auth_refused = IntCounterVec::new(
+            Opts::new(
+                "rcop_worker_auth_refused_total",
+                "Offload requests refused by the shared-secret check",
+            ),
+            &["reason"],
+        )?;
+        for reason in ["missing", "malformed", "stale", "bad_signature"] {
+            auth_refused.with_label_values(&[reason]);
+        }
+        registry.register(Box::new(auth_refused.clone()))?;
         let open_connections =
             IntGauge::new("rcop_worker_open_connections", "HTTP connections open now")?;
         registry.register(Box::new(open_connections.clone()))?;
@@ -160,6 +174,7 @@ impl WorkerMetrics {
             delegate_duration,
             delegate_retries,
             tls_refused,
+            auth_refused,
             open_connections,
             processing,
         })
@@ -225,6 +240,10 @@ impl WorkerMetrics {
 
     /// Counts a TLS connection refused on `listener` (`http`, `grpc`).
     #[cfg_attr(not(any(feature = "server", feature = "grpc")), allow(dead_code))]
+    pub(crate) fn auth_refused(&self, e: &rcop_tls::AuthError) {
+        self.auth_refused.with_label_values(&[e.label()]).inc();
+    }
+
     pub(crate) fn tls_refused(&self, listener: &str, e: &rcop_tls::Error) {
         self.tls_refused.with_label_values(&[listener, e.reason_label()]).inc();
     }

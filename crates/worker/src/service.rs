@@ -6,14 +6,16 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use bytes::{Buf, Bytes};
+use bytes::{Buf, Bytes, BytesMut};
 use http::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
 use http_body::Body;
-use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use http_body_util::{BodyExt, Full};
+use rcop_limiter::MemoryReservation;
+use rcop_wire::EnvelopeFormat;
 
 use crate::error::{Error, Result};
-use crate::worker::{Reply, Worker};
+use crate::worker::{CopRequest, Reply, Worker};
 
 /// Path of the health check.
 pub const HEALTHZ_PATH: &str = "/healthz";
@@ -106,48 +108,125 @@ where
     B::Data: Buf + Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let limit = worker.config().max_request_size.0;
-    let accepts_pb = req
-        .headers()
-        .get_all(ACCEPT)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .any(|v| v.contains(rcop_wire::CONTENT_TYPE_PROTOBUF));
-    let declared = req
-        .headers()
-        .get(CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    let wait = worker.config().body_read_timeout.0;
-    let body = match declared {
-        Some(n) if n > limit => Err(Error::BodyTooLarge { limit }),
-        _ => tokio::time::timeout(wait, read_body(req.into_body(), limit))
-            .await
-            .unwrap_or(Err(Error::BodyTimeout(wait))),
-    };
-    match body {
-        Ok(body) => worker.handle_coprocessor(body, accepts_pb).await,
+    match receive(worker, req).await {
+        Ok(request) => worker.handle_request(request).await,
         Err(e) => {
-            worker.metrics().failed_requests().with_label_values(&[e.failure_label()]).inc();
+            // The limiter counts its own rejections.
+            if !matches!(&e, Error::Limiter(l) if l.rejection_label().is_some()) {
+                worker.metrics().failed_requests().with_label_values(&[e.failure_label()]).inc();
+            }
             tracing::warn!(status = e.status(), error = %e, "remote coprocessor request rejected");
             Reply::text(e.status(), e.to_string())
         }
     }
 }
 
-async fn read_body<B>(body: B, limit: u64) -> Result<Bytes>
+/// Reads, reserves and authenticates one `POST /coprocessor` before anything decodes it.
+async fn receive<B>(worker: &Worker, req: Request<B>) -> Result<CopRequest>
 where
-    B: Body,
+    B: Body + Send + 'static,
+    B::Data: Buf + Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let cap = usize::try_from(limit).unwrap_or(usize::MAX);
-    match Limited::new(body, cap).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => {
-            Err(Error::BodyTooLarge { limit })
+    let limit = worker.config().max_request_size.0;
+    let headers = req.headers();
+    let accepts_pb = headers
+        .get_all(ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.contains(rcop_wire::CONTENT_TYPE_PROTOBUF));
+    let envelope = match headers.get(rcop_wire::HEADER_ENVELOPE).map(HeaderValue::as_bytes) {
+        None => None,
+        Some(b"1") => Some(EnvelopeFormat::V1),
+        Some(b"2") => Some(EnvelopeFormat::V2),
+        Some(_) => {
+            return Err(Error::InvalidRequest(format!(
+                "unknown {} header value",
+                rcop_wire::HEADER_ENVELOPE
+            )));
         }
-        Err(e) => Err(Error::Body(e.to_string())),
+    };
+    let declared = headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if let Some(n) = declared
+        && n > limit
+    {
+        return Err(Error::BodyTooLarge { limit });
     }
+    let header = |name: &str| headers.get(name).map(|v| v.as_bytes().to_vec());
+    let signed = (header(rcop_tls::HEADER_AUTH_TIMESTAMP), header(rcop_tls::HEADER_AUTH_SIGNATURE));
+    // The declared bytes are reserved before one is read: a body the memory capacity
+    // cannot hold is refused (503, another worker may have room) without being received.
+    let reservation = worker.limiter().reserve_memory(declared.unwrap_or(0))?;
+    let wait = worker.config().body_read_timeout.0;
+    let (body, reservation) =
+        tokio::time::timeout(wait, read_body(req.into_body(), limit, declared, reservation))
+            .await
+            .unwrap_or(Err(Error::BodyTimeout(wait)))?;
+    if let Some(secret) = worker.shared_secret() {
+        let now = rcop_tls::unix_ms(std::time::SystemTime::now());
+        let max_skew = worker.config().security.auth_max_skew.0;
+        let path = rcop_wire::COPROCESSOR_PATH;
+        if let Err(e) =
+            secret.verify(signed.0.as_deref(), signed.1.as_deref(), path, &body, now, max_skew)
+        {
+            worker.metrics().auth_refused(&e);
+            return Err(Error::Unauthenticated(e));
+        }
+    }
+    let mut request =
+        CopRequest::new(body).with_accepts_protobuf(accepts_pb).with_reservation(reservation);
+    request.envelope = envelope;
+    Ok(request)
+}
+
+/// Reads a body of at most `limit` bytes into one buffer (each frame copied once), growing
+/// `reservation` with the buffer before it grows.
+async fn read_body<B>(
+    body: B,
+    limit: u64,
+    declared: Option<u64>,
+    mut reservation: MemoryReservation,
+) -> Result<(Bytes, MemoryReservation)>
+where
+    B: Body,
+    B::Data: Buf,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    let reserved = usize::try_from(reservation.bytes()).unwrap_or(usize::MAX);
+    let mut buf = BytesMut::with_capacity(reserved.min(limit));
+    let mut body = std::pin::pin!(body);
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| Error::Body(e.into().to_string()))?;
+        let Ok(mut data) = frame.into_data() else { continue };
+        let need = buf.len().saturating_add(data.remaining());
+        if need > limit || declared.is_some_and(|n| need as u64 > n) {
+            return Err(Error::BodyTooLarge { limit: limit as u64 });
+        }
+        if need > buf.capacity() {
+            // Grow geometrically, reserving the new capacity before allocating it.
+            let cap = need.max(buf.capacity().saturating_mul(2)).min(limit);
+            let held = usize::try_from(reservation.bytes()).unwrap_or(usize::MAX);
+            reservation.try_grow(cap.saturating_sub(held) as u64)?;
+            buf.reserve(cap - buf.len());
+        }
+        while data.has_remaining() {
+            let chunk = data.chunk();
+            buf.extend_from_slice(chunk);
+            let n = chunk.len();
+            data.advance(n);
+        }
+    }
+    // What the buffer does not use goes back.
+    let used = buf.capacity() as u64;
+    if reservation.bytes() > used {
+        let extra = reservation.bytes() - used;
+        reservation.shrink(extra);
+    }
+    Ok((buf.freeze(), reservation))
 }
 
 fn to_response(reply: Reply) -> Response<Full<Bytes>> {

@@ -7,13 +7,13 @@ use bytes::Bytes;
 use prometheus::Registry;
 use prost::Message;
 use rcop_exec::{Engine, EngineConfig};
-use rcop_limiter::{KeyspaceId, Limiter, MemoryProbe, SamplerThread};
+use rcop_limiter::{KeyspaceId, Limiter, MemoryProbe, MemoryReservation, SamplerThread};
 use rcop_proto::{REQ_TYPE_DAG, coprocessor, kvrpcpb};
 use rcop_snap::{RebuildRequest, plan_rebuild};
 use rcop_sst::{
     BlockCache, IaCache, IaRequest, IaRequestStats, MetaCache, ReaderOptions, SstReader, SstStore,
 };
-use rcop_wire::Envelope;
+use rcop_wire::{Envelope, EnvelopeFormat};
 use tracing::Instrument;
 
 use crate::cache::IaMetrics;
@@ -60,6 +60,52 @@ impl Reply {
     }
 }
 
+/// One `POST /coprocessor` as the HTTP layer received it: the body, what the headers said,
+/// and the memory already reserved for the body.
+///
+/// Non-exhaustive: start from [`CopRequest::new`].
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct CopRequest {
+    /// The body (an envelope).
+    pub body: Bytes,
+    /// Whether `Accept` names `application/protobuf`: coprocessor errors then come back as
+    /// protobuf bodies.
+    pub accepts_protobuf: bool,
+    /// The envelope format the `x-rcop-envelope` header announced; the body must be in it.
+    pub envelope: Option<EnvelopeFormat>,
+    /// Bytes reserved for the body while it was read; held until the request is done.
+    pub reservation: Option<MemoryReservation>,
+}
+
+impl CopRequest {
+    /// A request of `body`, nothing announced, nothing reserved.
+    pub fn new(body: Bytes) -> Self {
+        CopRequest { body, accepts_protobuf: false, envelope: None, reservation: None }
+    }
+
+    /// Sets [`accepts_protobuf`](Self::accepts_protobuf).
+    #[must_use]
+    pub fn with_accepts_protobuf(mut self, yes: bool) -> Self {
+        self.accepts_protobuf = yes;
+        self
+    }
+
+    /// Sets [`envelope`](Self::envelope).
+    #[must_use]
+    pub fn with_envelope(mut self, format: EnvelopeFormat) -> Self {
+        self.envelope = Some(format);
+        self
+    }
+
+    /// Sets [`reservation`](Self::reservation).
+    #[must_use]
+    pub fn with_reservation(mut self, reservation: MemoryReservation) -> Self {
+        self.reservation = Some(reservation);
+        self
+    }
+}
+
 /// The remote-coprocessor worker: rebuilds each request's snapshot from object storage and
 /// runs the DAG on a compute pool, under the limiter's admission.
 ///
@@ -75,6 +121,8 @@ pub struct Worker {
     metrics: WorkerMetrics,
     /// The disk cache's metrics, when the cache runs.
     ia_metrics: Option<IaMetrics>,
+    /// The key that signs offload requests (`[security] shared-secret-path`).
+    auth: Option<rcop_tls::SharedSecret>,
     /// Refreshes the limiter's memory sample until the worker is dropped.
     _sampler: SamplerThread,
 }
@@ -177,6 +225,10 @@ impl WorkerBuilder {
     pub fn build(self) -> Result<Worker> {
         let config = self.config;
         config.validate()?;
+        let auth = config
+            .security
+            .shared_secret()
+            .map_err(|e| Error::config("security.shared-secret-path", e.to_string()))?;
         let metrics = WorkerMetrics::register(self.registry.unwrap_or_default())?;
         let cores = self
             .cores
@@ -230,7 +282,17 @@ impl WorkerBuilder {
         let pool = ComputePool::new(threads)?;
         // Sampled from now on, on a thread of its own: the cop-limiter reads the sample.
         let sampler = limiter.start_memory_sampler()?;
-        Ok(Worker { config, limiter, reader, engine, pool, metrics, ia_metrics, _sampler: sampler })
+        Ok(Worker {
+            config,
+            limiter,
+            reader,
+            engine,
+            pool,
+            metrics,
+            ia_metrics,
+            auth,
+            _sampler: sampler,
+        })
     }
 }
 
@@ -344,20 +406,32 @@ impl Worker {
         self.pool.threads()
     }
 
-    /// Handles one `POST /coprocessor` body (an envelope v1). `accepts_protobuf` tells whether
+    /// The key offload requests must be signed with, when one is configured.
+    pub fn shared_secret(&self) -> Option<&rcop_tls::SharedSecret> {
+        self.auth.as_ref()
+    }
+
+    /// Handles one `POST /coprocessor` body (an envelope). `accepts_protobuf` tells whether
     /// the client's `Accept` names `application/protobuf`, which turns coprocessor errors
-    /// into protobuf bodies.
+    /// into protobuf bodies. See [`handle_request`](Self::handle_request).
+    pub async fn handle_coprocessor(&self, body: Bytes, accepts_protobuf: bool) -> Reply {
+        self.handle_request(CopRequest::new(body).with_accepts_protobuf(accepts_protobuf)).await
+    }
+
+    /// Handles one `POST /coprocessor` (an envelope of format 1 or 2). The caller has
+    /// authenticated it (the HTTP routes check `[security] shared-secret-path`).
     ///
     /// Statuses: 200 with a `coprocessor.Response`; 500 for a coprocessor error (region
     /// error, lock, other error), with a protobuf body when accepted; otherwise the status
     /// of the [`Error`] ([`Error::status`]) with a text body.
-    pub async fn handle_coprocessor(&self, body: Bytes, accepts_protobuf: bool) -> Reply {
+    pub async fn handle_request(&self, request: CopRequest) -> Reply {
         let received = Instant::now();
         self.metrics.processing().inc();
         // The tag is known once the request decodes; failures after that log inside the span.
         let span = tracing::info_span!("remote_cop", tag = tracing::field::Empty);
+        let accepts_protobuf = request.accepts_protobuf;
         let result =
-            self.process(body, received, accepts_protobuf, &span).instrument(span.clone()).await;
+            self.process(request, received, accepts_protobuf, &span).instrument(span.clone()).await;
         let _entered = span.enter();
         let reply = match result {
             Ok(reply) => reply,
@@ -380,13 +454,25 @@ impl Worker {
 
     async fn process(
         &self,
-        body: Bytes,
+        request: CopRequest,
         received: Instant,
         accepts_pb: bool,
         span: &tracing::Span,
     ) -> Result<Reply> {
+        let CopRequest { body, envelope: announced, reservation, .. } = request;
         let req_size = body.len();
         let envelope = Envelope::decode(body)?;
+        if let Some(announced) = announced
+            && announced != envelope.format()
+        {
+            // A corrupted format number must not turn the checksums off.
+            return Err(Error::InvalidRequest(format!(
+                "the body is envelope format {}, the {} header says {}",
+                envelope.format().number(),
+                rcop_wire::HEADER_ENVELOPE,
+                announced.number()
+            )));
+        }
         if envelope.trailing_len() > 0 {
             // Upstream ignores them; a well-behaved sender never writes any, so they are a
             // corrupted or forged body.
@@ -404,7 +490,7 @@ impl Worker {
         let decode = move || -> Result<_> {
             Ok((envelope.decode_mem_data()?, envelope.decode_change_set()?))
         };
-        let done = self.execute(req, decode, received, PATH_HTTP).await?;
+        let done = self.execute(req, decode, received, PATH_HTTP, reservation).await?;
         let reply = if is_cop_error(&done.resp) {
             self.cop_error(done.resp, accepts_pb)
         } else {
@@ -437,6 +523,7 @@ impl Worker {
         decode: D,
         received: Instant,
         path: &'static str,
+        body_reservation: Option<MemoryReservation>,
     ) -> Result<Executed>
     where
         D: FnOnce() -> Result<(rcop_wire::MemData, rcop_proto::enginepb::ChangeSet)>
@@ -475,7 +562,12 @@ impl Worker {
         })
         .await?
         .map_err(|_| Error::SnapshotTimeout(timeout))??;
-        let reservation = self.limiter.reserve_memory(plan.bytes_needed())?;
+        // The shipped rows are slices of a body whose bytes the HTTP layer reserved already.
+        let needed = match &body_reservation {
+            Some(_) => plan.bytes_needed().saturating_sub(plan.mem_bytes()),
+            None => plan.bytes_needed(),
+        };
+        let reservation = self.limiter.reserve_memory(needed)?;
         let fetch_start = Instant::now();
         let snapshot = off_runtime(move |rt| {
             rt.block_on(tokio::time::timeout_at(tokio_deadline, plan.fetch()))
@@ -502,7 +594,7 @@ impl Worker {
                 (resp, scan.stats(), started.elapsed())
             })
             .await?;
-        drop((reservation, permit));
+        drop((reservation, body_reservation, permit));
         self.metrics.process_duration().with_label_values(&[path]).observe(process.as_secs_f64());
         let timings = Timings { permit_wait, snapshot: snapshot_time, process };
         resp.exec_details_v2 = Some(exec_details(&timings, &stats, &ia_stats, received.elapsed()));

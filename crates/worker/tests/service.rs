@@ -45,11 +45,23 @@ async fn send(addr: SocketAddr, req: Request<Full<Bytes>>) -> Reply {
 }
 
 async fn post(addr: SocketAddr, body: Vec<u8>, accept_pb: bool) -> Reply {
+    post_with(addr, body, accept_pb, &[]).await
+}
+
+async fn post_with(
+    addr: SocketAddr,
+    body: Vec<u8>,
+    accept_pb: bool,
+    headers: &[(&str, String)],
+) -> Reply {
     let mut b = Request::post(format!("http://{addr}/coprocessor"))
         .header("host", addr.to_string())
         .header("content-type", rcop_wire::CONTENT_TYPE_OCTET_STREAM);
     if accept_pb {
         b = b.header("accept", rcop_wire::CONTENT_TYPE_PROTOBUF);
+    }
+    for (name, value) in headers {
+        b = b.header(*name, value);
     }
     send(addr, b.body(Full::new(Bytes::from(body))).unwrap()).await
 }
@@ -353,6 +365,102 @@ async fn malformed_bodies_get_400_and_the_worker_keeps_serving() {
     );
     assert_eq!(get(addr, "/nope").await.status, 404);
     assert_eq!(get(addr, "/coprocessor").await.status, 405);
+    handle.shutdown().await.unwrap();
+}
+
+/// With `[security] shared-secret-path`, only requests signed with the secret are served:
+/// unsigned 401, forged or stale 403, each counted; signed ones answer as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_with_a_shared_secret_serves_signed_requests_only() {
+    let store = memory_store();
+    let shard = build_shard(Arc::clone(&store)).await;
+    let dir = tempfile::tempdir().unwrap();
+    let secret_path = dir.path().join("secret");
+    std::fs::write(&secret_path, "a-secret-of-more-than-16-bytes\n").unwrap();
+    let mut config = test_config();
+    config.security.shared_secret_path = secret_path.clone();
+    let handle = start(config, Arc::clone(&store), 1 << 30, 8 << 30).await;
+    let addr = handle.local_addr();
+    let req = cop_request(&agg_dag());
+    let body = export(&shard, &req);
+    let secret = rcop_tls::SharedSecret::from_file(&secret_path).unwrap();
+    let path = rcop_wire::COPROCESSOR_PATH;
+
+    let unsigned = post(addr, body.clone(), true).await;
+    assert_eq!(unsigned.status, 401, "{}", String::from_utf8_lossy(&unsigned.body));
+    let other = rcop_tls::SharedSecret::new(b"another-secret-of-16-bytes").unwrap();
+    let forged = post_with(addr, body.clone(), true, &other.headers_now(path, &body)).await;
+    assert_eq!(forged.status, 403);
+    // Signed for a different body.
+    let replayed =
+        post_with(addr, body.clone(), true, &secret.headers_now(path, b"another body")).await;
+    assert_eq!(replayed.status, 403);
+    let old = rcop_tls::unix_ms(std::time::SystemTime::now()) - 10 * 60 * 1000;
+    let stale = [
+        (rcop_tls::HEADER_AUTH_TIMESTAMP, old.to_string()),
+        (rcop_tls::HEADER_AUTH_SIGNATURE, secret.sign(old, path, &body)),
+    ];
+    assert_eq!(post_with(addr, body.clone(), true, &stale).await.status, 403);
+
+    let signed = post_with(addr, body.clone(), true, &secret.headers_now(path, &body)).await;
+    assert_eq!(signed.status, 200, "{}", String::from_utf8_lossy(&signed.body));
+    assert_eq!(decode_response(&signed.body).data, run_locally(&shard, &req, 32 << 20).data);
+    let metrics = String::from_utf8(get(addr, "/metrics").await.body.to_vec()).unwrap();
+    for (reason, n) in [("missing", 1), ("bad_signature", 2), ("stale", 1)] {
+        let line = format!("rcop_worker_auth_refused_total{{reason=\"{reason}\"}} {n}");
+        assert!(metrics.contains(&line), "{line}\n{metrics}");
+    }
+    handle.shutdown().await.unwrap();
+}
+
+/// Envelope v2: the same answer as v1; a flipped bit anywhere in a part is a 400 naming the
+/// part; a body that is not in the format its header announces is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn checksummed_envelopes_refuse_every_corruption() {
+    let store = memory_store();
+    let shard = build_shard(Arc::clone(&store)).await;
+    let handle = start(test_config(), Arc::clone(&store), 1 << 30, 8 << 30).await;
+    let addr = handle.local_addr();
+    let req = cop_request(&agg_dag());
+    let v1 = export(&shard, &req);
+    let envelope = rcop_wire::Envelope::decode(Bytes::from(v1.clone())).unwrap();
+    let mut v2 = Vec::new();
+    let mut w = rcop_wire::EnvelopeWriter::with_format(
+        &mut v2,
+        &envelope.decode_request().unwrap(),
+        rcop_wire::EnvelopeFormat::V2,
+    )
+    .unwrap();
+    w.raw_mem_data(envelope.mem_data_bytes());
+    w.finish_with_raw_change_set(envelope.change_set_bytes()).unwrap();
+    let announce = [(rcop_wire::HEADER_ENVELOPE, "2".to_owned())];
+
+    let ok = post_with(addr, v2.clone(), true, &announce).await;
+    assert_eq!(ok.status, 200, "{}", String::from_utf8_lossy(&ok.body));
+    assert_eq!(decode_response(&ok.body).data, run_locally(&shard, &req, 32 << 20).data);
+    // One flip in each part (the middle byte of each).
+    let parts = [
+        ("request", 8 + envelope.request_bytes().len() / 2),
+        ("mem-data", 12 + envelope.request_bytes().len() + envelope.mem_data_bytes().len() / 2),
+        ("change set", v2.len() - 12 - envelope.change_set_bytes().len() / 2),
+    ];
+    for (part, at) in parts {
+        let mut bad = v2.clone();
+        bad[at] ^= 0x10;
+        let reply = post_with(addr, bad, true, &announce).await;
+        let text = String::from_utf8_lossy(&reply.body).into_owned();
+        assert_eq!(reply.status, 400, "{part}: {text}");
+        assert!(text.contains(&format!("{part} at offset")) && text.contains("crc32c"), "{text}");
+    }
+    // Format 1 where 2 is announced (a flipped format number), and an unknown announcement.
+    let downgraded = post_with(addr, v1.clone(), true, &announce).await;
+    assert_eq!(downgraded.status, 400);
+    assert!(String::from_utf8_lossy(&downgraded.body).contains("header says 2"));
+    let unknown = [(rcop_wire::HEADER_ENVELOPE, "7".to_owned())];
+    assert_eq!(post_with(addr, v1.clone(), true, &unknown).await.status, 400);
+    // Without the header, both formats are read (upstream nodes send format 1).
+    assert_eq!(post(addr, v1, true).await.status, 200);
+    assert_eq!(post(addr, v2, true).await.status, 200);
     handle.shutdown().await.unwrap();
 }
 
