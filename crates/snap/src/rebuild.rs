@@ -208,7 +208,7 @@ pub async fn plan_rebuild(reader: &SstReader, req: RebuildRequest<'_>) -> Result
         if !ids.insert(l0.id) {
             return Err(Error::change_set_file(l0.id, "duplicate file id"));
         }
-        check_bounds(l0.id, &l0.smallest, &l0.biggest, &inside_shard, &touches)?;
+        check_bounds(l0.id, &l0.smallest, &l0.biggest, inside_shard, touches)?;
         if overlaps(&l0.smallest, &l0.biggest) {
             l0_wanted.push(l0);
         }
@@ -233,7 +233,7 @@ pub async fn plan_rebuild(reader: &SstReader, req: RebuildRequest<'_>) -> Result
         if t.level == 0 || t.level > MAX_LEVEL {
             return Err(Error::change_set_file(t.id, "write CF table level out of 1..=3"));
         }
-        check_bounds(t.id, &t.smallest, &t.biggest, &inside_shard, &touches)?;
+        check_bounds(t.id, &t.smallest, &t.biggest, inside_shard, touches)?;
         if t.meta_offset == 0 {
             // Every SST has data before its metadata; an offset of 0 would make the worker
             // download the whole file as "metadata".

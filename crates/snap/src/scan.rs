@@ -576,6 +576,8 @@ pub struct Scanner<'a, S> {
     key: Vec<u8>,
     at: Vec<usize>,
     keys_seen: u64,
+    /// Most keys one [`next_batch`](Self::next_batch) call examines.
+    batch_key_limit: u64,
 }
 
 impl<'a, S: BlockSource> Scanner<'a, S> {
@@ -590,7 +592,16 @@ impl<'a, S: BlockSource> Scanner<'a, S> {
             key: Vec::new(),
             at: Vec::new(),
             keys_seen: 0,
+            batch_key_limit: u64::MAX,
         }
+    }
+
+    /// Ends a [`next_batch`](Self::next_batch) call after `keys` keys examined, visible or
+    /// not (with `More`, possibly without a pair): a range of tombstones or of versions newer
+    /// than the read ts then returns to the caller, who can check a deadline, between every
+    /// `keys` keys instead of only once it is crossed. Default: no limit.
+    pub fn set_batch_key_limit(&mut self, keys: u64) {
+        self.batch_key_limit = keys.max(1);
     }
 
     /// The read ts.
@@ -649,7 +660,11 @@ impl<'a, S: BlockSource> Scanner<'a, S> {
         out: &mut K,
     ) -> Result<ScanStatus> {
         let mut n = 0;
+        let seen_before = self.keys_seen;
         while n < max_pairs {
+            if self.keys_seen - seen_before >= self.batch_key_limit {
+                return Ok(ScanStatus::More);
+            }
             let Some(found) = self.peek()? else {
                 return Ok(ScanStatus::Done);
             };

@@ -16,6 +16,8 @@ use crate::error::{Error, Result};
 pub const DEFAULT_ADDR: &str = "127.0.0.1:19000";
 /// Default `cop-max-resp-size`: 32 MiB.
 pub const DEFAULT_MAX_RESP_SIZE: u64 = 32 << 20;
+/// Default `max-execution-duration`: 60 s, TiKV's `end-point-request-max-handle-duration`.
+pub const DEFAULT_MAX_EXECUTION_DURATION: Duration = Duration::from_secs(60);
 /// Default `max-request-size`: 256 MiB. Upstream has no cap; the whole body is read into
 /// memory. A body is the shard's memtable rows over the request ranges plus a change set of
 /// a few KiB: a storage node flushes its memtables long before they reach this, and the
@@ -97,6 +99,9 @@ pub struct WorkerConfig {
     pub header_read_timeout: ReadableDuration,
     /// Time a client has to send a request's whole body (408 after it).
     pub body_read_timeout: ReadableDuration,
+    /// Longest a request may run, whatever its `max_execution_duration_ms` asks (TiKV's
+    /// `end-point-request-max-handle-duration`).
+    pub max_execution_duration: ReadableDuration,
     /// `[cop-limiter]`, `[worker-limiter]` and `memory-upper-threshold`.
     #[serde(flatten)]
     pub limiter: LimiterConfig,
@@ -129,6 +134,7 @@ impl Default for WorkerConfig {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             header_read_timeout: ReadableDuration(DEFAULT_HEADER_READ_TIMEOUT),
             body_read_timeout: ReadableDuration(DEFAULT_BODY_READ_TIMEOUT),
+            max_execution_duration: ReadableDuration(DEFAULT_MAX_EXECUTION_DURATION),
             limiter: LimiterConfig::default(),
             cop_addr: String::new(),
             delegate: crate::delegate::DelegateConfig::default(),
@@ -258,6 +264,9 @@ impl WorkerConfig {
         }
         if self.body_read_timeout.is_zero() {
             return Err(Error::config("body-read-timeout", "must be greater than 0"));
+        }
+        if self.max_execution_duration.is_zero() {
+            return Err(Error::config("max-execution-duration", "must be greater than 0"));
         }
         let f = self.thread_pool_size_factor;
         if !f.is_finite() || f <= 0.0 {

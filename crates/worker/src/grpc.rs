@@ -357,11 +357,11 @@ impl Worker {
     ) -> coprocessor::Response {
         let received = Instant::now();
         let metrics = self.metrics();
-        metrics.processing().inc();
+        let processing = metrics.processing_guard();
         let span =
             tracing::info_span!("remote_cop", tag = request_tag(&req).as_str(), path = PATH_GRPC);
         let resp = self.delegated(req, client, received).instrument(span).await;
-        metrics.processing().dec();
+        drop(processing);
         metrics
             .request_duration()
             .with_label_values(&[PATH_GRPC])
@@ -378,7 +378,7 @@ impl Worker {
         if req.tp != REQ_TYPE_DAG {
             return self.grpc_cop_error(unsupported_type(req.tp));
         }
-        let timeout = request_timeout(&req);
+        let timeout = request_timeout(&req, self.config().max_execution_duration.0);
         let deadline = received + timeout;
         let (mem_data, change_set, attempts) = match client.fetch(&req, deadline).await {
             DelegateOutcome::Parts { mem_data, change_set, attempts } => {

@@ -34,6 +34,8 @@ use crate::error::Result;
 ///   certificate; `timeout`; `not_allowed`: an identity outside `cert-allowed-cn`);
 /// - `rcop_worker_auth_refused_total{reason}`: offload requests refused by the shared-secret
 ///   check (`missing` → 401; `malformed`, `stale`, `bad_signature` → 403);
+/// - `rcop_worker_cancelled_requests_total`: requests whose client went away (a closed
+///   connection, a cancelled call) before the answer; their work stops at its next check;
 /// - the limiter's wait histograms, waiting gauges and memory gauge ([`LimiterMetrics`]).
 #[derive(Debug, Clone)]
 pub struct WorkerMetrics {
@@ -49,6 +51,7 @@ pub struct WorkerMetrics {
     delegate_retries: IntCounterVec,
     tls_refused: IntCounterVec,
     auth_refused: IntCounterVec,
+    cancelled: IntCounter,
     open_connections: IntGauge,
     processing: IntGauge,
 }
@@ -151,6 +154,11 @@ impl WorkerMetrics {
             auth_refused.with_label_values(&[reason]);
         }
         registry.register(Box::new(auth_refused.clone()))?;
+        let cancelled = IntCounter::new(
+            "rcop_worker_cancelled_requests_total",
+            "Requests whose client went away before the answer",
+        )?;
+        registry.register(Box::new(cancelled.clone()))?;
         let open_connections =
             IntGauge::new("rcop_worker_open_connections", "HTTP connections open now")?;
         registry.register(Box::new(open_connections.clone()))?;
@@ -175,6 +183,7 @@ impl WorkerMetrics {
             delegate_retries,
             tls_refused,
             auth_refused,
+            cancelled,
             open_connections,
             processing,
         })
@@ -240,6 +249,17 @@ impl WorkerMetrics {
 
     /// Counts a TLS connection refused on `listener` (`http`, `grpc`).
     #[cfg_attr(not(any(feature = "server", feature = "grpc")), allow(dead_code))]
+    /// Counts a request in the processing gauge until the guard is dropped (also when the
+    /// request's future is dropped half way).
+    pub(crate) fn processing_guard(&self) -> ProcessingGuard {
+        self.processing.inc();
+        ProcessingGuard(self.processing.clone())
+    }
+
+    pub(crate) fn cancelled(&self) -> &IntCounter {
+        &self.cancelled
+    }
+
     pub(crate) fn auth_refused(&self, e: &rcop_tls::AuthError) {
         self.auth_refused.with_label_values(&[e.label()]).inc();
     }
@@ -252,9 +272,15 @@ impl WorkerMetrics {
     pub(crate) fn open_connections(&self) -> &IntGauge {
         &self.open_connections
     }
+}
 
-    pub(crate) fn processing(&self) -> &IntGauge {
-        &self.processing
+/// Decrements the processing gauge when dropped.
+#[derive(Debug)]
+pub(crate) struct ProcessingGuard(IntGauge);
+
+impl Drop for ProcessingGuard {
+    fn drop(&mut self) {
+        self.0.dec();
     }
 }
 

@@ -1,5 +1,7 @@
 //! The adapter from `rcop-snap`'s scanner to `rcop-exec`'s scan trait.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use rcop_exec::{KeyRange, KvBatch, ScanError, ScanSource, ScanStatus};
@@ -31,13 +33,25 @@ pub struct ScanStats {
 pub struct SnapScan<'a, S> {
     scanner: Scanner<'a, S>,
     deadline: Option<Instant>,
+    cancelled: Option<Arc<AtomicBool>>,
     stats: ScanStats,
 }
 
+/// Keys one batch examines at most (visible or not) before the deadline is checked again: a
+/// long run of tombstones cannot outlive the deadline by more than this many keys' work.
+pub const SCAN_KEYS_PER_CHECK: u64 = 65_536;
+
 impl<'a, S: BlockSource> SnapScan<'a, S> {
     /// Wraps `scanner`; no deadline.
-    pub fn new(scanner: Scanner<'a, S>) -> Self {
-        SnapScan { scanner, deadline: None, stats: ScanStats::default() }
+    pub fn new(mut scanner: Scanner<'a, S>) -> Self {
+        scanner.set_batch_key_limit(SCAN_KEYS_PER_CHECK);
+        SnapScan { scanner, deadline: None, cancelled: None, stats: ScanStats::default() }
+    }
+
+    /// Fails the next batch once `flag` is set (the client went away).
+    pub fn with_cancel(mut self, flag: Arc<AtomicBool>) -> Self {
+        self.cancelled = Some(flag);
+        self
     }
 
     /// Fails batches requested after `deadline`.
@@ -62,6 +76,9 @@ impl<S: BlockSource> ScanSource for SnapScan<'_, S> {
             && Instant::now() >= deadline
         {
             return Err(deadline_exceeded());
+        }
+        if self.cancelled.as_ref().is_some_and(|f| f.load(Ordering::Relaxed)) {
+            return Err(ScanError::Storage("request cancelled: the client went away".into()));
         }
         let (mut keys, mut bytes) = (0u64, 0u64);
         let status = self

@@ -330,11 +330,31 @@ pub(crate) fn request_tag(req: &coprocessor::Request) -> String {
     format!("dag ks{keyspace}:{region}:{epoch}:{}", req.start_ts)
 }
 
-/// The request's timeout: `context.max_execution_duration_ms`, 0 → [`DEFAULT_COP_TIMEOUT`].
-pub(crate) fn request_timeout(req: &coprocessor::Request) -> Duration {
+/// The request's timeout: `context.max_execution_duration_ms`, 0 → [`DEFAULT_COP_TIMEOUT`],
+/// at most `cap` (`max-execution-duration`).
+pub(crate) fn request_timeout(req: &coprocessor::Request, cap: Duration) -> Duration {
     match req.context.as_ref().map_or(0, |c| c.max_execution_duration_ms) {
         0 => DEFAULT_COP_TIMEOUT,
         ms => Duration::from_millis(ms),
+    }
+    .min(cap)
+}
+
+/// Set when the request's future is dropped before it finished (the client disconnected, a
+/// gRPC call was cancelled): the work still queued or running sees the flag at its next
+/// check and stops.
+struct CancelOnDrop {
+    flag: Arc<std::sync::atomic::AtomicBool>,
+    metrics: WorkerMetrics,
+    done: bool,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if !self.done {
+            self.flag.store(true, std::sync::atomic::Ordering::Relaxed);
+            self.metrics.cancelled().inc();
+        }
     }
 }
 
@@ -426,7 +446,7 @@ impl Worker {
     /// of the [`Error`] ([`Error::status`]) with a text body.
     pub async fn handle_request(&self, request: CopRequest) -> Reply {
         let received = Instant::now();
-        self.metrics.processing().inc();
+        let _processing = self.metrics.processing_guard();
         // The tag is known once the request decodes; failures after that log inside the span.
         let span = tracing::info_span!("remote_cop", tag = tracing::field::Empty);
         let accepts_protobuf = request.accepts_protobuf;
@@ -444,7 +464,6 @@ impl Worker {
                 Reply::text(e.status(), e.to_string())
             }
         };
-        self.metrics.processing().dec();
         self.metrics
             .request_duration()
             .with_label_values(&[PATH_HTTP])
@@ -534,8 +553,14 @@ impl Worker {
         let ctx = req.context.clone().unwrap_or_default();
         let keyspace = ctx.keyspace_id.unwrap_or(0);
         self.metrics.dag_requests().with_label_values(&[path]).inc();
-        let timeout = request_timeout(&req);
+        let timeout = request_timeout(&req, self.config.max_execution_duration.0);
         let deadline = received + timeout;
+        let cancelled = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let mut guard = CancelOnDrop {
+            flag: Arc::clone(&cancelled),
+            metrics: self.metrics.clone(),
+            done: false,
+        };
         let (mem_data, change_set) = off_runtime(move |_| decode()).await??;
 
         let permit = self.limiter.admit(KeyspaceId(keyspace), deadline).await?;
@@ -569,11 +594,14 @@ impl Worker {
         };
         let reservation = self.limiter.reserve_memory(needed)?;
         let fetch_start = Instant::now();
-        let snapshot = off_runtime(move |rt| {
-            rt.block_on(tokio::time::timeout_at(tokio_deadline, plan.fetch()))
+        // The fetch holds the reservation (and the permit and the body's bytes) until it
+        // ends, even if this future is dropped while it runs.
+        let held = (reservation, body_reservation, permit);
+        let (snapshot, held) = off_runtime(move |rt| {
+            (rt.block_on(tokio::time::timeout_at(tokio_deadline, plan.fetch())), held)
         })
-        .await?
-        .map_err(|_| Error::SnapshotTimeout(timeout))??;
+        .await?;
+        let snapshot = snapshot.map_err(|_| Error::SnapshotTimeout(timeout))??;
         if let Some(m) = &self.ia_metrics {
             m.observe_prefetch(fetch_start.elapsed(), &ia_stats);
         }
@@ -585,16 +613,21 @@ impl Worker {
 
         let engine = self.engine.clone();
         let start_ts = req.start_ts;
+        let cancel = Arc::clone(&cancelled);
         let (mut resp, stats, process) = self
             .pool
             .run(move || {
                 let started = Instant::now();
-                let mut scan = SnapScan::new(snapshot.scanner(start_ts)).with_deadline(deadline);
+                let mut scan = SnapScan::new(snapshot.scanner(start_ts))
+                    .with_deadline(deadline)
+                    .with_cancel(cancel);
                 let resp = engine.handle(&req, &mut scan);
+                // Permit and reservations go back when the work has stopped, not before.
+                drop(held);
                 (resp, scan.stats(), started.elapsed())
             })
             .await?;
-        drop((reservation, body_reservation, permit));
+        guard.done = true;
         self.metrics.process_duration().with_label_values(&[path]).observe(process.as_secs_f64());
         let timings = Timings { permit_wait, snapshot: snapshot_time, process };
         resp.exec_details_v2 = Some(exec_details(&timings, &stats, &ia_stats, received.elapsed()));

@@ -533,6 +533,62 @@ async fn memory_pressure_wait_ends_in_503_at_the_deadline() {
     handle.shutdown().await.unwrap();
 }
 
+/// A client that goes away cancels its request: the wait for admission ends, the request is
+/// counted as cancelled, its memory comes back and the worker keeps serving.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_disconnects_cancels_its_request() {
+    use tokio::io::AsyncWriteExt;
+    let store = memory_store();
+    let shard = build_shard(Arc::clone(&store)).await;
+    let mut config = test_config();
+    config.limiter.cop_limiter.wait_min_duration =
+        rcop_limiter::ReadableDuration(std::time::Duration::from_secs(20));
+    config.limiter.cop_limiter.wait_max_duration =
+        rcop_limiter::ReadableDuration(std::time::Duration::from_secs(30));
+    config.limiter.memory_upper_threshold = MemoryThreshold::Absolute(ReadableSize(1 << 30));
+    // As in the test above: the second request of the one keyspace waits for memory.
+    let handle = start(config, Arc::clone(&store), 95, 100).await;
+    let addr = handle.local_addr();
+    let mut req = cop_request(&agg_dag());
+    req.context.as_mut().unwrap().max_execution_duration_ms = 20_000;
+    let body = export(&shard, &req);
+    assert_eq!(post(addr, body.clone(), true).await.status, 200);
+
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST /coprocessor HTTP/1.1\r\nhost: {addr}\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(&body).await.unwrap();
+    let metrics =
+        || async { String::from_utf8(get(addr, "/metrics").await.body.to_vec()).unwrap() };
+    // Waiting for admission, holding the body's bytes.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !metrics().await.contains("tikv_worker_remote_cop_processing_requests_counter 1") {
+        assert!(std::time::Instant::now() < deadline, "{}", metrics().await);
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(handle.worker().limiter().memory_limiter().used() > 0);
+    drop(stream);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let text = metrics().await;
+        if text.contains("rcop_worker_cancelled_requests_total 1") {
+            assert!(
+                text.contains("tikv_worker_remote_cop_processing_requests_counter 0"),
+                "{text}"
+            );
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "not cancelled: {text}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(handle.worker().limiter().memory_limiter().used(), 0);
+    assert_eq!(get(addr, "/healthz").await.status, 200);
+    handle.shutdown().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn coprocessor_errors_are_500_with_a_protobuf_body_when_accepted() {
     let store = memory_store();
