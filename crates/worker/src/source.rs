@@ -178,6 +178,42 @@ mod tests {
         }
     }
 
+    /// A range of deleted keys returns to the caller every `SCAN_KEYS_PER_CHECK` keys (with
+    /// no pair), so the deadline is checked inside it; the pairs after it still come.
+    #[test]
+    fn a_run_of_tombstones_returns_between_deadline_checks() {
+        let shard =
+            Shard::new(ShardConfig::new(1, &b"x\0\0\x01"[..], &b"x\0\0\x02"[..], 4).unwrap())
+                .unwrap();
+        let n = SCAN_KEYS_PER_CHECK as usize * 2 + 10;
+        for i in 0..n {
+            let key = format!("x\0\0\x01k{i:08}");
+            shard.delete(key.as_bytes(), 10, 11).unwrap();
+        }
+        shard.put(b"x\0\0\x01z", 10, 11, b"vz").unwrap();
+        let snap = shard.snapshot();
+        let mut scan = SnapScan::new(snap.scanner(20));
+        scan.start(&KeyRange::new(&b"x\0\0\x01"[..], &b"x\0\0\x02"[..]), false).unwrap();
+        let mut out = KvBatch::new();
+        let mut calls = 0;
+        while scan.next_batch(1024, &mut out).unwrap() == ScanStatus::More {
+            calls += 1;
+            assert!(calls < 10, "the scan never ended");
+        }
+        assert_eq!(calls, 2, "two full runs of tombstones, then the rest");
+        assert_eq!(
+            out.iter().map(|(k, _)| k.to_vec()).collect::<Vec<_>>(),
+            [b"x\0\0\x01z".to_vec()]
+        );
+        // A flagged cancel fails the next batch.
+        let flag = Arc::new(AtomicBool::new(true));
+        let mut scan = SnapScan::new(snap.scanner(20)).with_cancel(flag);
+        scan.start(&KeyRange::new(&b"x\0\0\x01"[..], &b"x\0\0\x02"[..]), false).unwrap();
+        assert!(
+            matches!(scan.next_batch(10, &mut out), Err(ScanError::Storage(m)) if m.contains("cancelled"))
+        );
+    }
+
     #[test]
     fn a_range_outside_the_shard_is_a_region_error() {
         let shard = shard();
