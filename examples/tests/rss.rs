@@ -4,11 +4,7 @@
 //! Without the feature (`cargo test -p rcop-examples --no-default-features --test rss --
 //! --nocapture`) the same run prints the system allocator's figures and asserts nothing:
 //! `tools/rss-burst.sh` runs both and prints them side by side.
-#![expect(
-    clippy::unwrap_used,
-    clippy::panic,
-    reason = "process and socket plumbing in test helpers"
-)]
+#![expect(clippy::unwrap_used, reason = "process and socket plumbing in test helpers")]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
