@@ -496,3 +496,40 @@ async fn delegate_client_alone_speaks_upstreams_protocol() {
     }
     served.kill();
 }
+
+/// `max-connections` bounds `cop-addr` too: with the limit held by idle connections a new
+/// client is not served, and once one closes it is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_grpc_listener_holds_at_most_max_connections() {
+    let store = memory_store();
+    let node = node(&store, 16).await;
+    let served = serve_node(&node, SocketAddr::from(([127, 0, 0, 1], 0)), 16);
+    let mut config = worker_config(&format!("stores = {{ \"1\" = \"{}\" }}", served.addr));
+    config.max_connections = 2;
+    let worker = build_worker(&store, config);
+    let handle = GrpcServer::bind(Arc::clone(&worker), SocketAddr::from(([127, 0, 0, 1], 0)))
+        .await
+        .unwrap()
+        .spawn()
+        .unwrap();
+    let addr = handle.local_addr();
+    let idle_a = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let _idle_b = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let req = tidb_request(&node, &q("Q6"), STORE_ID, 10_000);
+    let try_call = || async {
+        let channel = Endpoint::from_shared(format!("http://{addr}"))
+            .unwrap()
+            .connect_timeout(Duration::from_millis(300))
+            .timeout(Duration::from_millis(600));
+        match channel.connect().await {
+            Ok(ch) => TikvClient::new(ch).coprocessor(req.clone()).await.is_ok(),
+            Err(_) => false,
+        }
+    };
+    assert!(!try_call().await, "a third connection is served past the limit");
+    drop(idle_a);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !try_call().await {
+        assert!(Instant::now() < deadline, "the freed slot never served the client");
+    }
+}

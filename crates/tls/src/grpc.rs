@@ -14,6 +14,7 @@ use hyper_util::rt::TokioIo;
 use rustls::pki_types::ServerName;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_rustls::TlsConnector;
 use tokio_rustls::server::TlsStream;
 
@@ -39,6 +40,8 @@ pub struct TlsConnectInfo {
 pub struct TlsConn {
     stream: TlsStream<TcpStream>,
     info: TlsConnectInfo,
+    /// The connection's place under the listener's limit, given back when it closes.
+    _slot: OwnedSemaphorePermit,
 }
 
 impl TlsConn {
@@ -112,10 +115,36 @@ pub fn incoming<F>(
 where
     F: Fn(&Error) + Send + Sync + 'static,
 {
+    incoming_limited(listener, server, handshake_timeout, Semaphore::MAX_PERMITS, on_refused)
+}
+
+/// As [`incoming`], holding at most `max_connections` connections (handshaking or open) at
+/// once: the listener stops accepting while that many are open, so the rest wait in the
+/// kernel's backlog instead of each costing a task and a buffer.
+///
+/// Must be called inside a Tokio runtime.
+pub fn incoming_limited<F>(
+    listener: TcpListener,
+    server: Arc<TlsServer>,
+    handshake_timeout: Duration,
+    max_connections: usize,
+    on_refused: F,
+) -> impl Stream<Item = io::Result<TlsConn>> + Send + 'static
+where
+    F: Fn(&Error) + Send + Sync + 'static,
+{
     let (tx, rx) = tokio::sync::mpsc::channel::<TlsConn>(ACCEPTED_QUEUE);
     let on_refused = Arc::new(on_refused);
+    let slots = Arc::new(Semaphore::new(max_connections.clamp(1, Semaphore::MAX_PERMITS)));
     tokio::spawn(async move {
         loop {
+            let slot = tokio::select! {
+                s = Arc::clone(&slots).acquire_owned() => match s {
+                    Ok(s) => s,
+                    Err(_) => return,
+                },
+                () = tx.closed() => return,
+            };
             let accepted = tokio::select! {
                 a = listener.accept() => a,
                 () = tx.closed() => return,
@@ -135,7 +164,7 @@ where
                 match server.accept(tcp, handshake_timeout).await {
                     Ok((stream, peer)) => {
                         let info = TlsConnectInfo { remote_addr: Some(remote), peer };
-                        let _ = tx.send(TlsConn { stream, info }).await;
+                        let _ = tx.send(TlsConn { stream, info, _slot: slot }).await;
                     }
                     Err(e) => {
                         tracing::debug!(%remote, error = %e, "TLS connection refused");
@@ -146,6 +175,85 @@ where
         }
     });
     futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|c| (Ok(c), rx)) })
+}
+
+/// An accepted plain TCP connection holding its place under a listener's limit.
+#[derive(Debug)]
+pub struct PlainConn {
+    stream: TcpStream,
+    _slot: OwnedSemaphorePermit,
+}
+
+impl AsyncRead for PlainConn {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for PlainConn {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+}
+
+impl tonic::transport::server::Connected for PlainConn {
+    type ConnectInfo = tonic::transport::server::TcpConnectInfo;
+
+    fn connect_info(&self) -> Self::ConnectInfo {
+        self.stream.connect_info()
+    }
+}
+
+/// Plain TCP connections of `listener` for a gRPC server, at most `max_connections` open at
+/// once (the listener stops accepting at the limit). Must be called inside a Tokio runtime.
+pub fn plain_incoming_limited(
+    listener: TcpListener,
+    max_connections: usize,
+) -> impl Stream<Item = io::Result<PlainConn>> + Send + 'static {
+    let slots = Arc::new(Semaphore::new(max_connections.clamp(1, Semaphore::MAX_PERMITS)));
+    futures::stream::unfold((listener, slots), |(listener, slots)| async move {
+        let slot = Arc::clone(&slots).acquire_owned().await.ok()?;
+        loop {
+            match listener.accept().await {
+                Ok((stream, _)) => {
+                    let _ = stream.set_nodelay(true);
+                    return Some((Ok(PlainConn { stream, _slot: slot }), (listener, slots)));
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            }
+        }
+    })
 }
 
 /// A connector for `tonic::transport::Endpoint::connect_with_connector`: TCP to the URI's

@@ -53,7 +53,10 @@ pub use auth::{
 pub use config::{ClientCertMode, DEFAULT_CERT_RELOAD_INTERVAL, SecurityConfig};
 pub use error::{Error, Result};
 #[cfg(feature = "tonic")]
-pub use grpc::{GrpcConnector, TlsConn, TlsConnectInfo, incoming};
+pub use grpc::{
+    GrpcConnector, PlainConn, TlsConn, TlsConnectInfo, incoming, incoming_limited,
+    plain_incoming_limited,
+};
 pub use identity::PeerIdentity;
 /// rustls's configurations, as [`SecurityConfig`] builds them.
 pub use rustls::{ClientConfig, ServerConfig};

@@ -441,6 +441,11 @@ impl Worker {
     }
 }
 
+/// HTTP/2 ping interval on `cop-addr` connections.
+const GRPC_KEEPALIVE_INTERVAL: Duration = Duration::from_secs(60);
+/// A connection whose ping is not answered within this is closed.
+const GRPC_KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(20);
+
 /// `tikvpb.Tikv` as TiDB sees the worker: `Coprocessor` served, the rest UNIMPLEMENTED.
 #[derive(Debug, Clone)]
 pub struct CopService {
@@ -531,21 +536,25 @@ impl GrpcServer {
     ///
     /// [`Error::Grpc`] when the server fails.
     pub async fn run(self, shutdown: impl Future<Output = ()> + Send) -> Result<()> {
-        let server = tonic::transport::Server::builder();
+        // Dead peers are found by HTTP/2 pings; at most `max-connections` connections.
+        let server = tonic::transport::Server::builder()
+            .http2_keepalive_interval(Some(GRPC_KEEPALIVE_INTERVAL))
+            .http2_keepalive_timeout(Some(GRPC_KEEPALIVE_TIMEOUT));
+        let max_connections = self.service.worker.config().max_connections;
         let served = match self.tls {
             None => {
-                let incoming = tonic::transport::server::TcpIncoming::from(self.listener)
-                    .with_nodelay(Some(true));
+                let incoming = rcop_tls::plain_incoming_limited(self.listener, max_connections);
                 server
                     .serve_with_incoming_shutdown(self.service.into_server(), incoming, shutdown)
                     .await
             }
             Some(tls) => {
                 let metrics = self.metrics;
-                let incoming = rcop_tls::incoming(
+                let incoming = rcop_tls::incoming_limited(
                     self.listener,
                     tls,
                     rcop_tls::DEFAULT_HANDSHAKE_TIMEOUT,
+                    max_connections,
                     move |e| metrics.tls_refused("grpc", e),
                 );
                 server
