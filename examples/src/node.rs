@@ -243,6 +243,7 @@ impl StorageNode {
             .duration_since(UNIX_EPOCH)
             .map_or(1, |d| u64::try_from(d.as_micros()).unwrap_or(1));
         let shard = Shard::with_store(shard_cfg, store, FileIds::starting_at(first_id))?;
+        rcop_units::log::set_redact_info_log(cfg.security.redact_info_log);
         let registry = Registry::new();
         let mut offloader = Offloader::builder(cfg.kvengine.clone()).registry(&registry);
         if cfg.security.enabled() {

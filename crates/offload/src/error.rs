@@ -42,7 +42,7 @@ pub enum Error {
 #[non_exhaustive]
 pub enum SourceError {
     /// A lock blocks the read at `start_ts` (→ `Response.locked`).
-    #[error("key is locked (primary {:?}, lock ts {})", .0.primary_lock, .0.lock_version)]
+    #[error("key is locked (primary {}, lock ts {})", rcop_units::log::Redacted(&.0.primary_lock), .0.lock_version)]
     Locked(Box<LockInfo>),
     /// The request does not fit this shard (→ `Response.region_error`), e.g. a range
     /// outside the shard or a stale epoch.

@@ -2,7 +2,6 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -24,6 +23,7 @@ use crate::routing::RoutingKey;
 use crate::source::{Clock, SnapshotSource, SystemClock};
 use crate::swap::Swap;
 use crate::transport::{RequestSigner, Transport};
+use rcop_units::log::RateLimited;
 
 /// What the storage node does with a request, as decided by [`Offloader::dispatch`].
 #[derive(Debug)]
@@ -721,42 +721,6 @@ struct Completed {
     worker: Arc<str>,
     attempts: u32,
     pages: u32,
-}
-
-/// Lets one event through per interval and counts the ones it held back.
-#[derive(Debug)]
-struct RateLimited {
-    interval_ms: u64,
-    start: Instant,
-    /// Milliseconds since `start` of the last event let through, plus one (0: none yet).
-    last: AtomicU64,
-    suppressed: AtomicU64,
-}
-
-impl RateLimited {
-    fn new(interval: Duration) -> Self {
-        RateLimited {
-            interval_ms: u64::try_from(interval.as_millis()).unwrap_or(u64::MAX),
-            start: Instant::now(),
-            last: AtomicU64::new(0),
-            suppressed: AtomicU64::new(0),
-        }
-    }
-
-    /// `Some(events held back since the last one let through)` when this one may pass.
-    fn allow(&self) -> Option<u64> {
-        let now = u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX) + 1;
-        let last = self.last.load(Ordering::Relaxed);
-        if last != 0 && now.saturating_sub(last) < self.interval_ms {
-            self.suppressed.fetch_add(1, Ordering::Relaxed);
-            return None;
-        }
-        if self.last.compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed).is_err() {
-            self.suppressed.fetch_add(1, Ordering::Relaxed);
-            return None;
-        }
-        Some(self.suppressed.swap(0, Ordering::Relaxed))
-    }
 }
 
 /// Upstream's storage-node log tag `ks{keyspace}:{shard_id}:{shard_ver}:{start_ts}`.

@@ -2,6 +2,7 @@
 
 use rcop_proto::kvrpcpb::LockInfo;
 use rcop_sst::FileId;
+use rcop_units::log::Redacted;
 
 /// Result alias of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -33,7 +34,11 @@ pub enum Error {
     },
     /// A request range reaches outside the shard's range `[outer_start, outer_end)`.
     #[error(
-        "request range [{start:02x?}, {end:02x?}) is outside the shard range [{shard_start:02x?}, {shard_end:02x?})"
+        "request range [{}, {}) is outside the shard range [{}, {})",
+        Redacted(start),
+        Redacted(end),
+        Redacted(shard_start),
+        Redacted(shard_end)
     )]
     RangeOutOfShard {
         /// Request range start.
@@ -46,7 +51,7 @@ pub enum Error {
         shard_end: Vec<u8>,
     },
     /// A range whose start is after its end, or a shard range that cannot be one.
-    #[error("invalid range [{start:02x?}, {end:02x?}): {reason}")]
+    #[error("invalid range [{}, {}): {reason}", Redacted(start), Redacted(end))]
     InvalidRange {
         /// Range start.
         start: Vec<u8>,

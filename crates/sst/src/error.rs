@@ -24,7 +24,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 #[non_exhaustive]
 pub enum Error {
     /// The object for this file does not exist in the store.
-    #[error("file {file_id}: object {path} not found")]
+    #[error("file {file_id}: object {} not found", rcop_units::log::RedactedStr(path))]
     NotFound {
         /// The file that was asked for.
         file_id: FileId,

@@ -39,6 +39,7 @@ pub enum ClientCertMode {
 /// cert-reload-interval = "10s"
 /// shared-secret-path = "/etc/rcop/secret" # HMAC key of offload requests (≥ 16 bytes)
 /// auth-max-skew = "5m"                    # how old a signed request may be
+/// redact-info-log = true                  # no keys, values or paths in errors and logs
 /// ```
 ///
 /// All three paths or none: with none, TLS is off. `shared-secret-path` works with or
@@ -65,6 +66,9 @@ pub struct SecurityConfig {
     pub shared_secret_path: PathBuf,
     /// Largest distance between a signed request's timestamp and the receiver's clock.
     pub auth_max_skew: ReadableDuration,
+    /// Whether errors and logs hide keys, values and object paths (TiKV's key; default true
+    /// here: set false only to debug).
+    pub redact_info_log: bool,
 }
 
 impl Default for SecurityConfig {
@@ -78,6 +82,7 @@ impl Default for SecurityConfig {
             cert_reload_interval: ReadableDuration(DEFAULT_CERT_RELOAD_INTERVAL),
             shared_secret_path: PathBuf::new(),
             auth_max_skew: ReadableDuration(crate::auth::DEFAULT_AUTH_MAX_SKEW),
+            redact_info_log: true,
         }
     }
 }

@@ -28,6 +28,7 @@
 
 mod duration;
 mod error;
+pub mod log;
 mod number;
 mod size;
 

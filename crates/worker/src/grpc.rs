@@ -416,7 +416,7 @@ impl Worker {
                 if !matches!(&e, Error::Limiter(l) if l.rejection_label().is_some()) {
                     self.metrics().failed_requests().with_label_values(&[e.failure_label()]).inc();
                 }
-                tracing::warn!(status = e.status(), error = %e, "delegated coprocessor request failed");
+                self.warn_failed(&e, "delegated coprocessor request failed");
                 if e.status() == 503 {
                     coprocessor::Response {
                         region_error: Some(busy_error(&e.to_string())),
@@ -430,13 +430,7 @@ impl Worker {
     }
 
     fn grpc_cop_error(&self, resp: coprocessor::Response) -> coprocessor::Response {
-        self.metrics().failed_requests().with_label_values(&["cop_error"]).inc();
-        tracing::warn!(
-            region_error = ?resp.region_error,
-            locked = ?resp.locked,
-            other_error = %resp.other_error,
-            "remote coprocessor error"
-        );
+        self.log_cop_error(&resp);
         resp
     }
 }

@@ -115,7 +115,7 @@ where
             if !matches!(&e, Error::Limiter(l) if l.rejection_label().is_some()) {
                 worker.metrics().failed_requests().with_label_values(&[e.failure_label()]).inc();
             }
-            tracing::warn!(status = e.status(), error = %e, "remote coprocessor request rejected");
+            worker.warn_failed(&e, "remote coprocessor request rejected");
             Reply::text(e.status(), e.to_string())
         }
     }

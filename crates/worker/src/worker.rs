@@ -123,6 +123,8 @@ pub struct Worker {
     ia_metrics: Option<IaMetrics>,
     /// The key that signs offload requests (`[security] shared-secret-path`).
     auth: Option<rcop_tls::SharedSecret>,
+    /// One warning per second for failed requests; the rest are counted and logged at debug.
+    warn_gate: rcop_units::log::RateLimited,
     /// Refreshes the limiter's memory sample until the worker is dropped.
     _sampler: SamplerThread,
 }
@@ -225,6 +227,7 @@ impl WorkerBuilder {
     pub fn build(self) -> Result<Worker> {
         let config = self.config;
         config.validate()?;
+        rcop_units::log::set_redact_info_log(config.security.redact_info_log);
         let auth = config
             .security
             .shared_secret()
@@ -291,6 +294,7 @@ impl WorkerBuilder {
             metrics,
             ia_metrics,
             auth,
+            warn_gate: rcop_units::log::RateLimited::new(Duration::from_secs(1)),
             _sampler: sampler,
         })
     }
@@ -460,7 +464,7 @@ impl Worker {
                 if !matches!(&e, Error::Limiter(l) if l.rejection_label().is_some()) {
                     self.metrics.failed_requests().with_label_values(&[e.failure_label()]).inc();
                 }
-                tracing::warn!(status = e.status(), error = %e, "remote coprocessor request failed");
+                self.warn_failed(&e, "remote coprocessor request failed");
                 Reply::text(e.status(), e.to_string())
             }
         };
@@ -640,14 +644,37 @@ impl Worker {
         self.metrics.observe_response(bytes);
     }
 
-    pub(crate) fn cop_error(&self, resp: coprocessor::Response, accepts_pb: bool) -> Reply {
+    /// Counts and logs (rate-limited) a coprocessor error: messages and lock timestamps only,
+    /// since a region error's fields and a lock carry keys.
+    pub(crate) fn log_cop_error(&self, resp: &coprocessor::Response) {
         self.metrics.failed_requests().with_label_values(&["cop_error"]).inc();
-        tracing::warn!(
-            region_error = ?resp.region_error,
-            locked = ?resp.locked,
-            other_error = %resp.other_error,
-            "remote coprocessor error"
-        );
+        let region_error = resp.region_error.as_ref().map(|e| e.message.as_str());
+        let lock_ts = resp.locked.as_ref().map(|l| l.lock_version);
+        match self.warn_gate.allow() {
+            Some(suppressed) => tracing::warn!(
+                ?region_error,
+                ?lock_ts,
+                other_error = %resp.other_error,
+                suppressed,
+                "remote coprocessor error"
+            ),
+            None => tracing::debug!(?region_error, ?lock_ts, "remote coprocessor error"),
+        }
+    }
+
+    /// Logs a failed request at warn, at most once a second (with the number held back in
+    /// between); the others at debug.
+    pub(crate) fn warn_failed(&self, e: &Error, what: &'static str) {
+        match self.warn_gate.allow() {
+            Some(suppressed) => {
+                tracing::warn!(status = e.status(), error = %e, suppressed, "{what}")
+            }
+            None => tracing::debug!(status = e.status(), error = %e, "{what}"),
+        }
+    }
+
+    pub(crate) fn cop_error(&self, resp: coprocessor::Response, accepts_pb: bool) -> Reply {
+        self.log_cop_error(&resp);
         if accepts_pb {
             Reply {
                 status: 500,
@@ -656,9 +683,13 @@ impl Worker {
             }
         } else {
             let text = if let Some(e) = &resp.region_error {
-                format!("region error: {e:?}")
+                format!("region error: {}", e.message)
             } else if let Some(l) = &resp.locked {
-                format!("locked: {l:?}")
+                format!(
+                    "locked: key {} by transaction {}",
+                    rcop_units::log::Redacted(&l.key),
+                    l.lock_version
+                )
             } else {
                 format!("other error: {}", resp.other_error)
             };
