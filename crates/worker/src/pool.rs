@@ -11,6 +11,10 @@ use crate::error::{Error, Result};
 
 type Job = Box<dyn FnOnce() + Send + 'static>;
 
+/// Stack of a compute thread: room for protobuf's 100 levels of nested messages and the
+/// engine's expression depth bound, decoded and built recursively, in a debug build too.
+const COMPUTE_STACK_SIZE: usize = 16 << 20;
+
 /// A fixed set of threads fed from one queue.
 ///
 /// [`ComputePool::run`] sends a closure and awaits its result without blocking the async
@@ -30,19 +34,22 @@ impl ComputePool {
         let threads = threads.max(1);
         for i in 0..threads {
             let rx = Arc::clone(&rx);
-            thread::Builder::new().name(format!("rcop-compute-{i}")).spawn(move || {
-                loop {
-                    // The lock is held only while taking one job off the queue.
-                    let job = match rx.lock() {
-                        Ok(rx) => rx.recv(),
-                        Err(_) => return,
-                    };
-                    match job {
-                        Ok(job) => job(),
-                        Err(mpsc::RecvError) => return,
+            thread::Builder::new()
+                .name(format!("rcop-compute-{i}"))
+                .stack_size(COMPUTE_STACK_SIZE)
+                .spawn(move || {
+                    loop {
+                        // The lock is held only while taking one job off the queue.
+                        let job = match rx.lock() {
+                            Ok(rx) => rx.recv(),
+                            Err(_) => return,
+                        };
+                        match job {
+                            Ok(job) => job(),
+                            Err(mpsc::RecvError) => return,
+                        }
                     }
-                }
-            })?;
+                })?;
         }
         Ok(ComputePool { tx: Mutex::new(Some(tx)), threads })
     }

@@ -3,6 +3,8 @@
 #![allow(dead_code, reason = "each test binary uses its own subset")]
 #![expect(clippy::unwrap_used, reason = "fixtures of known-valid data")]
 
+pub mod fixture;
+
 use rcop_datum::row::RowEncoder;
 use rcop_datum::{KeyspaceId, key};
 use rcop_proto::{coprocessor, enginepb, tipb};
