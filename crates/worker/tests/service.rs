@@ -1,6 +1,5 @@
 //! End-to-end tests of the worker over real TCP on 127.0.0.1: a storage-node shard exports
 //! a request, the worker serves it, and the answer matches running the engine locally.
-#![expect(clippy::unwrap_used, reason = "HTTP client and fixture helpers outside #[test] fns")]
 
 use std::sync::Arc;
 
