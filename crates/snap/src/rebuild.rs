@@ -25,9 +25,9 @@ pub const MAX_LEVEL: u32 = rcop_wire::CF_LEVELS[0];
 /// `inner_key_off` a shard can have.
 pub const KEYSPACE_PREFIX_LEN: u32 = 4;
 
-/// Most files (L0 + leveled) a change set may list. A real shard holds a few thousand; the
-/// cap keeps a hostile change set from turning into an unbounded amount of work.
-pub const MAX_CHANGE_SET_FILES: usize = 65_536;
+/// Most files (L0 + leveled) a change set may list: [`rcop_wire::MAX_CHANGE_SET_FILES`], which
+/// an envelope's decoder already counts before decoding. A real shard holds a few thousand.
+const MAX_CHANGE_SET_FILES: usize = rcop_wire::MAX_CHANGE_SET_FILES;
 
 /// Files opened, or prefetched, at once while rebuilding: a change set listing many files
 /// never starts more object-store requests than this (the reader bounds each prefetch's own

@@ -20,7 +20,18 @@ use rcop_proto::enginepb::ChangeSet;
 use crate::consts::{ENVELOPE_FORMAT_V1, ENVELOPE_FORMAT_V2};
 use crate::error::{Error, Field, Result};
 use crate::mem_data::{MemData, MemDataFormat, MemDataWriter};
-use crate::pb::{decode_message, put_u32_prefixed, put_u32_prefixed_message};
+use crate::pb::{
+    count_field, decode_message, put_u32_prefixed, put_u32_prefixed_message, walk_fields,
+};
+
+/// Most key ranges (and batched store tasks) a request may carry. Each decodes to a struct
+/// of tens of bytes from as little as two encoded bytes, so they are counted in the encoded
+/// bytes before anything is decoded. TiDB's largest point-range lists stay far below.
+pub const MAX_REQUEST_RANGES: usize = 1 << 20;
+
+/// Most files (L0, leveled and blob) and properties a change set may list, counted before
+/// it is decoded (a real shard holds a few thousand files).
+pub const MAX_CHANGE_SET_FILES: usize = 65_536;
 use crate::read::{Reader, patch_u32, u32_len};
 
 /// The format of an envelope: which number it starts with.
@@ -144,8 +155,20 @@ impl Envelope {
     ///
     /// # Errors
     ///
-    /// [`Error::Protobuf`] with the request's offset in the body.
+    /// [`Error::TooMany`] for more than [`MAX_REQUEST_RANGES`] ranges or batched tasks
+    /// (counted before decoding); [`Error::Protobuf`] with the request's offset in the body.
     pub fn decode_request(&self) -> Result<Request> {
+        for (field, what) in [(4, "key ranges"), (11, "batched tasks")] {
+            let count = count_field(&self.request, field);
+            if count > MAX_REQUEST_RANGES {
+                return Err(Error::TooMany {
+                    what,
+                    offset: self.request_offset,
+                    count,
+                    max: MAX_REQUEST_RANGES,
+                });
+            }
+        }
         decode_message(&self.request, Field::Request, self.request_offset)
     }
 
@@ -162,8 +185,34 @@ impl Envelope {
     ///
     /// # Errors
     ///
-    /// [`Error::Protobuf`] with the change set's offset in the body.
+    /// [`Error::TooMany`] for more than [`MAX_CHANGE_SET_FILES`] files or properties in the
+    /// snapshot (counted before decoding); [`Error::Protobuf`] with the change set's offset
+    /// in the body.
     pub fn decode_change_set(&self) -> Result<ChangeSet> {
+        // Snapshot (6): l0Creates (5), tableCreates (6), BlobCreates (9); properties (3):
+        // keys (2), values (3). Several occurrences of a message field merge when decoded.
+        let (mut files, mut properties) = (0usize, 0usize);
+        let _ = walk_fields(&self.change_set, |field, payload| {
+            if let (6, Some(snapshot)) = (field, payload) {
+                let _ = walk_fields(snapshot, |f, p| match (f, p) {
+                    (5 | 6 | 9, _) => files += 1,
+                    (3, Some(props)) => {
+                        properties += count_field(props, 2) + count_field(props, 3);
+                    }
+                    _ => {}
+                });
+            }
+        });
+        for (count, what) in [(files, "change-set files"), (properties, "snapshot properties")] {
+            if count > MAX_CHANGE_SET_FILES {
+                return Err(Error::TooMany {
+                    what,
+                    offset: self.change_set_offset,
+                    count,
+                    max: MAX_CHANGE_SET_FILES,
+                });
+            }
+        }
         decode_message(&self.change_set, Field::ChangeSet, self.change_set_offset)
     }
 

@@ -176,6 +176,19 @@ pub enum Error {
         #[source]
         source: prost::DecodeError,
     },
+    /// A message holds more repeated entries than a worker decodes (each entry becomes a
+    /// struct many times its encoded size, so they are counted first).
+    #[error("{count} {what} in the message at offset {offset}, more than {max}")]
+    TooMany {
+        /// What is counted: `key ranges`, `change-set files`, …
+        what: &'static str,
+        /// Offset of the message.
+        offset: usize,
+        /// Entries found.
+        count: usize,
+        /// The limit.
+        max: usize,
+    },
     /// A part of an envelope v2 does not match its crc32c.
     #[error(
         "{what} at offset {offset} fails its crc32c: stored {stored:#010x}, computed {computed:#010x}"
@@ -216,6 +229,7 @@ impl Error {
             | Error::BadRowCount { offset, .. }
             | Error::TrailingBytes { offset, .. }
             | Error::ChecksumMismatch { offset, .. }
+            | Error::TooMany { offset, .. }
             | Error::Protobuf { offset, .. } => Some(*offset),
             Error::TooLarge { .. } | Error::TxnFileRefsNeedV2 | Error::Contract { .. } => None,
         }

@@ -68,8 +68,8 @@ pub use crate::consts::{
     MIN_ROW_LEN,
 };
 pub use crate::envelope::{
-    Envelope, EnvelopeFormat, EnvelopeWriter, encode_envelope, encode_envelope_into,
-    encode_raw_envelope_into,
+    Envelope, EnvelopeFormat, EnvelopeWriter, MAX_CHANGE_SET_FILES, MAX_REQUEST_RANGES,
+    encode_envelope, encode_envelope_into, encode_raw_envelope_into,
 };
 pub use crate::error::{Error, Field, Result};
 pub use crate::export::{

@@ -250,3 +250,36 @@ proptest! {
         prop_assert!(MemData::decode(Bytes::copy_from_slice(&mem[..cut])).is_err());
     }
 }
+
+/// Repeated entries that decode to structs many times their encoded size are counted before
+/// decoding: one past the limit is refused, at the limit decodes.
+#[test]
+fn amplifying_repeated_entries_are_counted_before_decoding() {
+    use rcop_proto::coprocessor::{KeyRange, Request};
+    use rcop_proto::enginepb::{ChangeSet, Snapshot, TableCreate};
+    let envelope = |req: &Request, cs: &ChangeSet| {
+        Envelope::decode(Bytes::from(rcop_wire::encode_envelope(req, &[], cs).unwrap())).unwrap()
+    };
+    let many = |n: usize| Request { ranges: vec![KeyRange::default(); n], ..Default::default() };
+    let env = envelope(&many(rcop_wire::MAX_REQUEST_RANGES + 1), &ChangeSet::default());
+    assert!(
+        matches!(env.decode_request(), Err(Error::TooMany { what: "key ranges", count, .. }) if count == rcop_wire::MAX_REQUEST_RANGES + 1)
+    );
+    let env = envelope(&many(rcop_wire::MAX_REQUEST_RANGES), &ChangeSet::default());
+    assert_eq!(env.decode_request().unwrap().ranges.len(), rcop_wire::MAX_REQUEST_RANGES);
+
+    let files = |n: usize| ChangeSet {
+        snapshot: Some(Snapshot {
+            table_creates: vec![TableCreate::default(); n],
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let env = envelope(&Request::default(), &files(rcop_wire::MAX_CHANGE_SET_FILES + 1));
+    assert!(matches!(
+        env.decode_change_set(),
+        Err(Error::TooMany { what: "change-set files", .. })
+    ));
+    let env = envelope(&Request::default(), &files(rcop_wire::MAX_CHANGE_SET_FILES));
+    assert!(env.decode_change_set().is_ok());
+}

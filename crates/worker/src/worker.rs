@@ -595,7 +595,7 @@ impl Worker {
         let needed = match &body_reservation {
             Some(_) => plan.bytes_needed().saturating_sub(plan.mem_bytes()),
             None => plan.bytes_needed(),
-        };
+        } + dag_decode_bound(req.data.len());
         let reservation = self.limiter.reserve_memory(needed)?;
         let fetch_start = Instant::now();
         // The fetch holds the reservation (and the permit and the body's bytes) until it
@@ -711,6 +711,24 @@ where
 {
     let rt = tokio::runtime::Handle::current();
     tokio::task::spawn_blocking(move || f(&rt)).await.map_err(|_| Error::ExecutionPanicked)
+}
+
+/// Most bytes the engine holds once it decodes a DAG of `len` encoded bytes: every two
+/// encoded bytes can be an empty message of the largest kind a DAG repeats (an expression,
+/// an executor, a sort item, a column), so that much is reserved before the decode.
+fn dag_decode_bound(len: usize) -> u64 {
+    use rcop_proto::tipb;
+    let largest = [
+        std::mem::size_of::<tipb::Expr>(),
+        std::mem::size_of::<tipb::Executor>(),
+        std::mem::size_of::<tipb::ByItem>(),
+        std::mem::size_of::<tipb::ColumnInfo>(),
+        std::mem::size_of::<tipb::FieldType>(),
+    ]
+    .into_iter()
+    .max()
+    .unwrap_or(0);
+    (len as u64).saturating_mul(largest.div_ceil(2) as u64)
 }
 
 /// TiDB sends a request's ranges sorted and disjoint (a range may end where the next starts);
