@@ -103,6 +103,18 @@ impl RebuildPlan {
         self.plans().map(PrefetchPlan::bytes_to_fetch).sum()
     }
 
+    /// Asks `budget`, before each block is decompressed, for the bytes it adds to its stored
+    /// size (see [`PrefetchPlan::with_budget`]): with [`bytes_needed`](Self::bytes_needed)
+    /// reserved up front, the reservation then covers the decompressed blocks.
+    #[must_use]
+    pub fn with_block_budget(mut self, budget: rcop_sst::BlockBudget) -> Self {
+        self.l0s = self.l0s.into_iter().map(|p| p.with_budget(Arc::clone(&budget))).collect();
+        for t in &mut self.tables {
+            t.plan = t.plan.clone().with_budget(Arc::clone(&budget));
+        }
+        self
+    }
+
     /// Number of L0 files and leveled tables in the plan.
     pub fn num_files(&self) -> (usize, usize) {
         (self.l0s.len(), self.tables.len())

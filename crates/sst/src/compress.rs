@@ -120,6 +120,31 @@ fn zstd_compress(_payload: &[u8], _level: i32, file_id: FileId, _out: &mut Vec<u
     Err(zstd_unsupported(file_id))
 }
 
+/// Bytes `stored` (`u32 checksum | payload`) decompresses to, read from its header without
+/// decompressing: at most [`MAX_BLOCK_SIZE`] (the decoder refuses more), the stored length
+/// for an unknown size.
+pub(crate) fn decoded_len(stored: &[u8], compression: Compression) -> u64 {
+    let body = stored.get(4..).unwrap_or_default();
+    let claimed = match compression {
+        Compression::None => body.len() as u64,
+        Compression::Lz4 => body
+            .first_chunk::<4>()
+            .map_or(body.len() as u64, |len| u64::from(u32::from_le_bytes(*len))),
+        Compression::Zstd => zstd_content_size(body).unwrap_or(MAX_BLOCK_SIZE as u64),
+    };
+    claimed.min(MAX_BLOCK_SIZE as u64)
+}
+
+#[cfg(feature = "zstd")]
+fn zstd_content_size(body: &[u8]) -> Option<u64> {
+    zstd::zstd_safe::get_frame_content_size(body).ok().flatten()
+}
+
+#[cfg(not(feature = "zstd"))]
+fn zstd_content_size(_body: &[u8]) -> Option<u64> {
+    None
+}
+
 /// Decompresses one Zstd frame whose recorded content size is at most [`MAX_BLOCK_SIZE`].
 #[cfg(feature = "zstd")]
 fn zstd_decompress(body: &[u8], file_id: FileId, offset: u64) -> Result<Bytes> {

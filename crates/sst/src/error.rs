@@ -104,6 +104,15 @@ pub enum Error {
         /// The missing Cargo feature.
         feature: &'static str,
     },
+    /// A prefetch's budget refused the memory a block decompresses to (the request's memory
+    /// reservation is full).
+    #[error("file {file_id}: no memory budget for {bytes} more bytes of decompressed blocks")]
+    OverBudget {
+        /// The file being read.
+        file_id: FileId,
+        /// The bytes refused.
+        bytes: u64,
+    },
     /// A blocking decode task was cancelled or panicked (the runtime is shutting down).
     #[error("file {file_id}: background decode task failed: {reason}")]
     TaskFailed {

@@ -119,8 +119,8 @@ pub use l0::{CF_EXTRA, CF_LOCK, CF_WRITE, L0_FOOTER_SIZE, L0_MAGIC, L0Builder, L
 pub use props::Properties;
 #[cfg(feature = "object-store")]
 pub use remote::{
-    DEFAULT_MAX_CONCURRENT_READS, DEFAULT_MAX_READ_SIZE, DEFAULT_OPEN_READ_SIZE, PlannedRead,
-    PrefetchPlan, Prefetched, ReaderOptions, SstReader,
+    BlockBudget, DEFAULT_MAX_CONCURRENT_READS, DEFAULT_MAX_READ_SIZE, DEFAULT_OPEN_READ_SIZE,
+    PlannedRead, PrefetchPlan, Prefetched, ReaderOptions, SstReader,
 };
 #[cfg(feature = "object-store")]
 pub use store::{Backend, DEFAULT_LOCAL_ROOT, SstStore, StoreConfig, StoreStats, Tail, object_key};

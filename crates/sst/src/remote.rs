@@ -101,12 +101,28 @@ pub struct PlannedRead {
     pub blocks: Vec<BlockHandle>,
 }
 
+/// Asked for the bytes a block decompresses to beyond its stored size, before it is
+/// decompressed; false refuses them (the prefetch fails with [`Error::OverBudget`]).
+pub type BlockBudget = Arc<dyn Fn(u64) -> bool + Send + Sync>;
+
 /// What a prefetch will do: blocks already cached, and the coalesced reads for the rest.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct PrefetchPlan {
     meta: Arc<TableMeta>,
     cached: Vec<BlockHandle>,
     reads: Vec<PlannedRead>,
+    budget: Option<BlockBudget>,
+}
+
+impl std::fmt::Debug for PrefetchPlan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PrefetchPlan")
+            .field("meta", &self.meta)
+            .field("cached", &self.cached)
+            .field("reads", &self.reads)
+            .field("budget", &self.budget.is_some())
+            .finish()
+    }
 }
 
 impl PrefetchPlan {
@@ -120,6 +136,15 @@ impl PrefetchPlan {
     /// is compressed).
     pub fn bytes_needed(&self) -> u64 {
         self.bytes_to_fetch() + self.cached.iter().map(|h| u64::from(h.len)).sum::<u64>()
+    }
+
+    /// Asks `budget` for the bytes each block this prefetch decompresses adds to its stored
+    /// size ([`bytes_needed`](Self::bytes_needed) counts stored sizes), before decompressing
+    /// it; blocks found cached are not decompressed and not asked for.
+    #[must_use]
+    pub fn with_budget(mut self, budget: BlockBudget) -> Self {
+        self.budget = Some(budget);
+        self
     }
 
     /// Number of blocks the ranges need.
@@ -364,7 +389,7 @@ impl SstReader {
                 _ => reads.push(PlannedRead { range: r, blocks: vec![h] }),
             }
         }
-        PrefetchPlan { meta: meta.clone(), cached, reads }
+        PrefetchPlan { meta: meta.clone(), cached, reads, budget: None }
     }
 
     /// Runs a plan: fetches its reads (at most [`ReaderOptions::max_concurrent_reads`] at
@@ -382,6 +407,7 @@ impl SstReader {
             let meta2 = meta.clone();
             let blocks = read.blocks.clone();
             let range = read.range.clone();
+            let budget = plan.budget.clone();
             let shared: SharedRead = async move {
                 let _permit = sem
                     .acquire_owned()
@@ -405,6 +431,13 @@ impl SstReader {
                                         "ranged read shorter than planned",
                                     )
                                 })?;
+                            if let Some(budget) = &budget {
+                                let extra =
+                                    meta2.decoded_len(&stored).saturating_sub(u64::from(h.len));
+                                if extra > 0 && !budget(extra) {
+                                    return Err(Error::OverBudget { file_id: id, bytes: extra });
+                                }
+                            }
                             meta2.decode_block(h, &stored).map(|b| (key.offset, b))
                         })
                         .collect::<Result<Vec<_>>>()

@@ -239,6 +239,12 @@ impl TableMeta {
         Block::decode(payload, kind, self.file_id, abs)
     }
 
+    /// Bytes the stored block `stored` decodes to, read from its header (an upper bound, at
+    /// most [`MAX_BLOCK_SIZE`](crate::MAX_BLOCK_SIZE)): what to reserve before decoding it.
+    pub fn decoded_len(&self, stored: &[u8]) -> u64 {
+        crate::compress::decoded_len(stored, self.footer.compression)
+    }
+
     /// Approximate memory held, for cache weights.
     pub fn size(&self) -> usize {
         256 + self.index.size()

@@ -91,6 +91,9 @@ impl Error {
             Error::Unauthenticated(e) => e.status(),
             Error::Body(_) | Error::Decode(_) | Error::InvalidRequest(_) => 400,
             Error::Snapshot(e) if e.is_retryable() => 503,
+            // The reservation could not grow to the decompressed blocks: busy, as a
+            // reservation that does not fit.
+            Error::Snapshot(rcop_snap::Error::Sst(rcop_sst::Error::OverBudget { .. })) => 503,
             Error::Snapshot(e) if is_bad_request(e) => 400,
             Error::Limiter(e) if e.is_retryable() => 503,
             // More memory than this worker has at all: not retryable; a storage node runs a

@@ -596,7 +596,13 @@ impl Worker {
             Some(_) => plan.bytes_needed().saturating_sub(plan.mem_bytes()),
             None => plan.bytes_needed(),
         } + dag_decode_bound(req.data.len());
-        let reservation = self.limiter.reserve_memory(needed)?;
+        let reservation = Arc::new(std::sync::Mutex::new(self.limiter.reserve_memory(needed)?));
+        // Blocks are reserved at their stored size; each grows the reservation by what it
+        // decompresses to before it is decompressed.
+        let grow = Arc::clone(&reservation);
+        let plan = plan.with_block_budget(Arc::new(move |bytes: u64| {
+            grow.lock().is_ok_and(|mut r| r.try_grow(bytes).is_ok())
+        }));
         let fetch_start = Instant::now();
         // The fetch holds the reservation (and the permit and the body's bytes) until it
         // ends, even if this future is dropped while it runs.

@@ -454,3 +454,55 @@ async fn a_burst_beyond_the_permit_queue_is_answered_with_200_or_503() {
     assert!(metrics.contains("tikv_worker_remote_cop_processing_requests_counter 0"));
     handle.shutdown().await.unwrap();
 }
+
+/// Reservations count decompressed bytes: blocks are reserved at their stored size, and each
+/// grows the reservation by what it decompresses to before it is decompressed. Highly
+/// compressible rows whose stored blocks fit but whose decompressed blocks do not get a 503.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reservations_grow_to_the_decompressed_blocks() {
+    use rcop_snap::{FileIds, Shard, ShardConfig};
+    let store = memory_store();
+    let mut cfg = ShardConfig::new(7, common::prefix(1), common::prefix(2), 4).unwrap();
+    cfg.block_size = 16 << 10;
+    let shard = Shard::with_store(cfg, Arc::clone(&store), FileIds::default()).unwrap();
+    let mut value = Vec::new();
+    rcop_datum::row::RowEncoder::new()
+        .int(1, 1)
+        .bytes(2, &vec![b'a'; 4096])
+        .finish(&mut value)
+        .unwrap();
+    for h in 1..=400 {
+        shard.put(&record_key(h), 10, 11, &value).unwrap();
+    }
+    shard.flush().await.unwrap();
+    shard.compact(0).await.unwrap();
+    let mut req = cop_request(&agg_dag());
+    req.data = {
+        // Count the rows: the c2 column is a string here, so only count(1).
+        let mut dag = agg_dag();
+        let agg = dag.executors[2].aggregation.as_mut().unwrap();
+        agg.agg_func.truncate(1);
+        dag.output_offsets = vec![0, 1];
+        dag.encode_to_vec().into()
+    };
+    let body = export(&shard, &req);
+    let want = run_locally(&shard, &req, 32 << 20).data;
+
+    let mut config = test_config();
+    config.limiter.memory_upper_threshold = MemoryThreshold::Absolute(ReadableSize(512 << 10));
+    let handle = start(config, Arc::clone(&store), 1 << 30, 8 << 30).await;
+    let reply = post(handle.local_addr(), body.clone(), true).await;
+    let text = String::from_utf8_lossy(&reply.body).into_owned();
+    assert_eq!(reply.status, 503, "{text}");
+    assert!(text.contains("no memory budget"), "{text}");
+    assert_eq!(handle.worker().limiter().memory_limiter().used(), 0);
+    handle.shutdown().await.unwrap();
+
+    let mut config = test_config();
+    config.limiter.memory_upper_threshold = MemoryThreshold::Absolute(ReadableSize(8 << 20));
+    let handle = start(config, Arc::clone(&store), 1 << 30, 8 << 30).await;
+    let reply = post(handle.local_addr(), body, true).await;
+    assert_eq!(reply.status, 200, "{}", String::from_utf8_lossy(&reply.body));
+    assert_eq!(decode_response(&reply.body).data, want);
+    handle.shutdown().await.unwrap();
+}
