@@ -2,14 +2,6 @@
 //! TPC-H `lineitem` loading through a storage-node shard, the example storage node and the
 //! example pushdown DAGs. The binaries stay thin: parse flags and config, build these, run.
 
-/// Every binary linking this crate allocates with mimalloc (feature `mimalloc`, on by default):
-/// memory freed after a burst of large requests goes back to the OS, so RSS — which the
-/// cop-limiter reads — falls back near its baseline instead of staying at the peak, as it
-/// does with glibc's retained arenas.
-#[cfg(feature = "mimalloc")]
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 pub mod dags;
 pub mod node;
 pub mod tpch;

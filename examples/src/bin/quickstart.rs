@@ -26,6 +26,14 @@ use rcop_proto::tipb;
 use rcop_sst::SstStore;
 use rcop_worker::{DfsConfig, GrpcServer, Worker, WorkerConfig};
 
+/// The binary allocates with mimalloc (feature `mimalloc`, on by default): memory freed after
+/// a burst of large requests goes back to the OS, so RSS — which the cop-limiter reads —
+/// falls back toward its baseline instead of staying at the peak, as it does with glibc's
+/// retained arenas (`examples/tests/rss.rs`, `tools/rss-burst.sh`).
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Runs a storage node and a worker in one process over loopback HTTP, loads TPC-H
 /// lineitem, sends example pushdown queries and compares offloaded with local answers.
 #[derive(Debug, Parser)]

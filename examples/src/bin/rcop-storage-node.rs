@@ -12,6 +12,14 @@ use clap::Parser;
 use rcop_examples::{NodeConfig, StorageNode};
 use rcop_sst::SstStore;
 
+/// The binary allocates with mimalloc (feature `mimalloc`, on by default): memory freed after
+/// a burst of large requests goes back to the OS, so RSS — which the cop-limiter reads —
+/// falls back toward its baseline instead of staying at the peak, as it does with glibc's
+/// retained arenas (`examples/tests/rss.rs`, `tools/rss-burst.sh`).
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Example storage node: loads the `[[load]]` tables through its shard (SSTs into `[dfs]`,
 /// the newest rows in the memtable), then serves `POST /coprocessor` with a kvproto
 /// `coprocessor.Request` body and answers a `coprocessor.Response`, executed locally or

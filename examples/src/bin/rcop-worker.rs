@@ -12,6 +12,14 @@ use anyhow::Context;
 use clap::Parser;
 use rcop_worker::{Worker, WorkerConfig};
 
+/// The binary allocates with mimalloc (feature `mimalloc`, on by default): memory freed after
+/// a burst of large requests goes back to the OS, so RSS — which the cop-limiter reads —
+/// falls back toward its baseline instead of staying at the peak, as it does with glibc's
+/// retained arenas (`examples/tests/rss.rs`, `tools/rss-burst.sh`).
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// The remote-coprocessor worker: serves `POST /coprocessor` (envelope v1 bodies from storage
 /// nodes), `GET /healthz` and `GET /metrics` over HTTP/1.1.
 ///
