@@ -49,6 +49,17 @@ pub enum Error {
     /// (403).
     #[error("unauthenticated: {0}")]
     Unauthenticated(rcop_tls::AuthError),
+    /// The request's decompressed blocks need more memory than the whole reservation
+    /// capacity: it can never run here (413; a storage node runs it locally).
+    #[error(
+        "memory limit exceeded: the snapshot needs {needed} bytes decompressed, more than the capacity of {capacity}"
+    )]
+    NeverFits {
+        /// Bytes the reservation would have needed.
+        needed: u64,
+        /// `memory-upper-threshold` in bytes.
+        capacity: u64,
+    },
     /// The body did not arrive within `body-read-timeout` (408).
     #[error("request body not received within {0:?}")]
     BodyTimeout(Duration),
@@ -86,7 +97,7 @@ impl Error {
     /// The HTTP status a request failing with this error gets.
     pub fn status(&self) -> u16 {
         match self {
-            Error::BodyTooLarge { .. } => 413,
+            Error::BodyTooLarge { .. } | Error::NeverFits { .. } => 413,
             Error::BodyTimeout(_) => 408,
             Error::Unauthenticated(e) => e.status(),
             Error::Body(_) | Error::Decode(_) | Error::InvalidRequest(_) => 400,
@@ -111,6 +122,7 @@ impl Error {
             Error::Body(_) => "body_read",
             Error::BodyTimeout(_) => "body_timeout",
             Error::Unauthenticated(_) => "unauthenticated",
+            Error::NeverFits { .. } => "memory_limit_exceeded",
             Error::InvalidRequest(_) => "invalid_request",
             Error::Decode(_) | Error::Delegate(_) => "decode",
             Error::Snapshot(_) => "snapshot",

@@ -598,10 +598,20 @@ impl Worker {
         } + dag_decode_bound(req.data.len());
         let reservation = Arc::new(std::sync::Mutex::new(self.limiter.reserve_memory(needed)?));
         // Blocks are reserved at their stored size; each grows the reservation by what it
-        // decompresses to before it is decompressed.
+        // decompresses to before it is decompressed. Growth past the whole capacity can never
+        // fit: remembered, so the refusal is a 413 (run it locally), not a 503.
         let grow = Arc::clone(&reservation);
+        let capacity = self.limiter.memory_limiter().capacity();
+        let past_capacity = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let needed_total = Arc::clone(&past_capacity);
         let plan = plan.with_block_budget(Arc::new(move |bytes: u64| {
-            grow.lock().is_ok_and(|mut r| r.try_grow(bytes).is_ok())
+            grow.lock().is_ok_and(|mut r| {
+                let total = r.bytes().saturating_add(bytes);
+                if total > capacity {
+                    needed_total.store(total, std::sync::atomic::Ordering::Relaxed);
+                }
+                r.try_grow(bytes).is_ok()
+            })
         }));
         let fetch_start = Instant::now();
         // The fetch holds the reservation (and the permit and the body's bytes) until it
@@ -611,7 +621,18 @@ impl Worker {
             (rt.block_on(tokio::time::timeout_at(tokio_deadline, plan.fetch())), held)
         })
         .await?;
-        let snapshot = snapshot.map_err(|_| Error::SnapshotTimeout(timeout))??;
+        let snapshot = match snapshot.map_err(|_| Error::SnapshotTimeout(timeout))? {
+            Ok(snapshot) => snapshot,
+            Err(rcop_snap::Error::Sst(rcop_sst::Error::OverBudget { .. }))
+                if past_capacity.load(std::sync::atomic::Ordering::Relaxed) > 0 =>
+            {
+                return Err(Error::NeverFits {
+                    needed: past_capacity.load(std::sync::atomic::Ordering::Relaxed),
+                    capacity,
+                });
+            }
+            Err(e) => return Err(e.into()),
+        };
         if let Some(m) = &self.ia_metrics {
             m.observe_prefetch(fetch_start.elapsed(), &ia_stats);
         }
