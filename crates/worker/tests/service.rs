@@ -488,13 +488,27 @@ async fn reservations_grow_to_the_decompressed_blocks() {
     let body = export(&shard, &req);
     let want = run_locally(&shard, &req, 32 << 20).data;
 
+    // The stored blocks fit in 512 KiB, the 1.6 MiB they decompress to never can: 413.
     let mut config = test_config();
     config.limiter.memory_upper_threshold = MemoryThreshold::Absolute(ReadableSize(512 << 10));
     let handle = start(config, Arc::clone(&store), 1 << 30, 8 << 30).await;
     let reply = post(handle.local_addr(), body.clone(), true).await;
     let text = String::from_utf8_lossy(&reply.body).into_owned();
+    assert_eq!(reply.status, 413, "{text}");
+    assert!(text.contains("decompressed"), "{text}");
+    assert_eq!(handle.worker().limiter().memory_limiter().used(), 0);
+    handle.shutdown().await.unwrap();
+
+    // They would fit, but others hold most of the capacity now: 503, retry.
+    let mut config = test_config();
+    config.limiter.memory_upper_threshold = MemoryThreshold::Absolute(ReadableSize(4 << 20));
+    let handle = start(config, Arc::clone(&store), 1 << 30, 8 << 30).await;
+    let held = handle.worker().limiter().reserve_memory(3 << 20).unwrap();
+    let reply = post(handle.local_addr(), body.clone(), true).await;
+    let text = String::from_utf8_lossy(&reply.body).into_owned();
     assert_eq!(reply.status, 503, "{text}");
     assert!(text.contains("no memory budget"), "{text}");
+    drop(held);
     assert_eq!(handle.worker().limiter().memory_limiter().used(), 0);
     handle.shutdown().await.unwrap();
 
