@@ -26,6 +26,37 @@ pub fn load_config<T: Default>(
     parse(&text).with_context(|| format!("invalid config file {}", path.display()))
 }
 
+/// What `--check-config` checks beyond parsing and validating a file: the object store answers
+/// with these settings (one listing of the prefix: the bucket exists and the credentials may
+/// read it), the TLS files load, the shared secret is readable. Returns one line per check.
+///
+/// # Errors
+///
+/// The first check that fails, with what it was checking.
+pub async fn check_environment(
+    dfs: &rcop_worker::DfsConfig,
+    security: &rcop_tls::SecurityConfig,
+) -> anyhow::Result<Vec<String>> {
+    use anyhow::Context;
+    let mut done = Vec::new();
+    let store = rcop_sst::SstStore::from_config(&dfs.store_config()).context("[dfs]")?;
+    store.check().await.context("[dfs]: the object store does not answer")?;
+    done.push(match dfs.backend {
+        rcop_worker::DfsBackend::Local => {
+            format!("[dfs] local root {} is usable", dfs.root.display())
+        }
+        rcop_worker::DfsBackend::S3 => format!("[dfs] bucket {:?} answers a listing", dfs.bucket),
+    });
+    if security.enabled() {
+        security.client_config(&[]).context("[security]: the certificate files")?;
+        done.push("[security] certificate, key and CA load".to_owned());
+    }
+    if security.shared_secret().context("[security] shared-secret-path")?.is_some() {
+        done.push("[security] shared secret is readable".to_owned());
+    }
+    Ok(done)
+}
+
 /// A multi-thread tokio runtime for a binary's network I/O, its threads named `name`.
 ///
 /// # Errors

@@ -332,6 +332,22 @@ impl SstStore {
         Path::from(self.object_key(id))
     }
 
+    /// Checks that the store answers with these settings: one listing of the key prefix
+    /// (the bucket exists, the credentials may read it). Nothing is written.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Permission`] (credentials refused), [`Error::NotFound`] (no such bucket),
+    /// [`Error::Retryable`] (unreachable), [`Error::Rejected`]; `file_id` 0 in each.
+    pub async fn check(&self) -> Result<()> {
+        let prefix = (!self.prefix.is_empty()).then(|| Path::from(self.prefix.as_str()));
+        self.store
+            .list_with_delimiter(prefix.as_ref())
+            .await
+            .map(|_| ())
+            .map_err(|e| map_error(FileId(0), &self.prefix, e))
+    }
+
     /// Requests made so far.
     pub fn stats(&self) -> StoreStats {
         StoreStats {

@@ -45,14 +45,37 @@ struct Args {
     /// Log filter in tracing's EnvFilter syntax; defaults to RUST_LOG, else `info`.
     #[arg(long, value_name = "FILTER")]
     log: Option<String>,
+
+    /// Print every key at its default as a TOML file, and exit.
+    #[arg(long, conflicts_with = "check_config")]
+    print_default_config: bool,
+
+    /// Parse and validate the configuration, check that the object store answers (for S3:
+    /// the bucket and the credentials), that the TLS files load and the shared secret is
+    /// readable; print what was checked and exit (non-zero on the first failure).
+    #[arg(long)]
+    check_config: bool,
 }
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
+    if args.print_default_config {
+        print!("{}", toml::to_string(&NodeConfig::default())?);
+        return Ok(());
+    }
     rcop_examples::init_logging(args.log.as_deref(), "info")?;
     let mut config = rcop_examples::load_config(args.config.as_deref(), NodeConfig::from_toml)?;
     if let Some(addr) = args.addr {
         config.addr = addr;
+    }
+    if args.check_config {
+        let checked = rcop_examples::io_runtime("rcop-check")?
+            .block_on(rcop_examples::check_environment(&config.dfs, &config.security))?;
+        for line in checked {
+            println!("ok: {line}");
+        }
+        println!("config OK");
+        return Ok(());
     }
     let runtime = rcop_examples::io_runtime("rcop-node-io")?;
     runtime.block_on(async move {
