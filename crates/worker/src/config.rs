@@ -16,6 +16,8 @@ use crate::error::{Error, Result};
 pub const DEFAULT_ADDR: &str = "127.0.0.1:19000";
 /// Default `cop-max-resp-size`: 32 MiB.
 pub const DEFAULT_MAX_RESP_SIZE: u64 = 32 << 20;
+/// Default `store-check-interval`: the object store is listed every 10 s for `/readyz`.
+pub const DEFAULT_STORE_CHECK_INTERVAL: Duration = Duration::from_secs(10);
 /// Default `max-execution-duration`: 60 s, TiKV's `end-point-request-max-handle-duration`.
 pub const DEFAULT_MAX_EXECUTION_DURATION: Duration = Duration::from_secs(60);
 /// Default `max-request-size`: 256 MiB. Upstream has no cap; the whole body is read into
@@ -102,6 +104,8 @@ pub struct WorkerConfig {
     /// Longest a request may run, whatever its `max_execution_duration_ms` asks (TiKV's
     /// `end-point-request-max-handle-duration`).
     pub max_execution_duration: ReadableDuration,
+    /// How often a serving worker lists its object store to report readiness (`/readyz`).
+    pub store_check_interval: ReadableDuration,
     /// `[cop-limiter]`, `[worker-limiter]` and `memory-upper-threshold`.
     #[serde(flatten)]
     pub limiter: LimiterConfig,
@@ -135,6 +139,7 @@ impl Default for WorkerConfig {
             header_read_timeout: ReadableDuration(DEFAULT_HEADER_READ_TIMEOUT),
             body_read_timeout: ReadableDuration(DEFAULT_BODY_READ_TIMEOUT),
             max_execution_duration: ReadableDuration(DEFAULT_MAX_EXECUTION_DURATION),
+            store_check_interval: ReadableDuration(DEFAULT_STORE_CHECK_INTERVAL),
             limiter: LimiterConfig::default(),
             cop_addr: String::new(),
             delegate: crate::delegate::DelegateConfig::default(),
@@ -264,6 +269,9 @@ impl WorkerConfig {
         }
         if self.body_read_timeout.is_zero() {
             return Err(Error::config("body-read-timeout", "must be greater than 0"));
+        }
+        if self.store_check_interval.is_zero() {
+            return Err(Error::config("store-check-interval", "must be greater than 0"));
         }
         if self.max_execution_duration.is_zero() {
             return Err(Error::config("max-execution-duration", "must be greater than 0"));

@@ -84,6 +84,6 @@ pub use pd::PdResolver;
 #[cfg(feature = "server")]
 pub use server::{SHUTDOWN_GRACE, Server, WorkerHandle};
 #[cfg(feature = "http")]
-pub use service::{HEALTHZ_PATH, METRICS_PATH, WorkerService};
+pub use service::{HEALTHZ_PATH, METRICS_PATH, READYZ_PATH, WorkerService};
 pub use source::{ScanStats, SnapScan};
 pub use worker::{CopRequest, Reply, SIZE_DISCOUNT_PERCENT, Worker, WorkerBuilder};

@@ -34,6 +34,7 @@ use crate::error::Result;
 ///   certificate; `timeout`; `not_allowed`: an identity outside `cert-allowed-cn`);
 /// - `rcop_worker_auth_refused_total{reason}`: offload requests refused by the shared-secret
 ///   check (`missing` → 401; `malformed`, `stale`, `bad_signature` → 403);
+/// - `rcop_worker_ready`: 1 while `/readyz` answers 200;
 /// - `rcop_worker_cancelled_requests_total`: requests whose client went away (a closed
 ///   connection, a cancelled call) before the answer; their work stops at its next check;
 /// - the limiter's wait histograms, waiting gauges and memory gauge ([`LimiterMetrics`]).
@@ -52,6 +53,7 @@ pub struct WorkerMetrics {
     tls_refused: IntCounterVec,
     auth_refused: IntCounterVec,
     cancelled: IntCounter,
+    ready: IntGauge,
     open_connections: IntGauge,
     processing: IntGauge,
 }
@@ -159,6 +161,12 @@ impl WorkerMetrics {
             "Requests whose client went away before the answer",
         )?;
         registry.register(Box::new(cancelled.clone()))?;
+        let ready = IntGauge::new(
+            "rcop_worker_ready",
+            "1 while the worker reports ready (/readyz): not draining, object store answering",
+        )?;
+        ready.set(1);
+        registry.register(Box::new(ready.clone()))?;
         let open_connections =
             IntGauge::new("rcop_worker_open_connections", "HTTP connections open now")?;
         registry.register(Box::new(open_connections.clone()))?;
@@ -184,6 +192,7 @@ impl WorkerMetrics {
             tls_refused,
             auth_refused,
             cancelled,
+            ready,
             open_connections,
             processing,
         })
@@ -254,6 +263,10 @@ impl WorkerMetrics {
     pub(crate) fn processing_guard(&self) -> ProcessingGuard {
         self.processing.inc();
         ProcessingGuard(self.processing.clone())
+    }
+
+    pub(crate) fn set_ready(&self, ready: bool) {
+        self.ready.set(i64::from(ready));
     }
 
     pub(crate) fn cancelled(&self) -> &IntCounter {

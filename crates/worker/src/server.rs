@@ -161,6 +161,17 @@ impl Server {
         let mut http1 = hyper::server::conn::http1::Builder::new();
         http1.timer(TokioTimer::new()).header_read_timeout(config.header_read_timeout.0);
         tracing::info!(%local_addr, threads = worker.compute_threads(), "worker serving");
+        // Readiness follows the object store: listed now and every `store-check-interval`.
+        let probe = tokio::spawn({
+            let worker = Arc::clone(&worker);
+            let every = config.store_check_interval.0;
+            async move {
+                loop {
+                    let _ = worker.check_store().await;
+                    tokio::time::sleep(every).await;
+                }
+            }
+        });
         loop {
             let slot = tokio::select! {
                 s = Arc::clone(&slots).acquire_owned() => match s {
@@ -209,6 +220,8 @@ impl Server {
             });
         }
         drop(listener);
+        probe.abort();
+        worker.set_draining();
         tracing::info!(%local_addr, "worker shutting down");
         if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown()).await.is_err() {
             tracing::warn!("graceful shutdown timed out; closing connections");

@@ -19,6 +19,9 @@ use crate::worker::{CopRequest, Reply, Worker};
 
 /// Path of the health check.
 pub const HEALTHZ_PATH: &str = "/healthz";
+/// Path of the readiness check: 200 while the worker should get requests, 503 with the
+/// reason while it drains or its object store does not answer.
+pub const READYZ_PATH: &str = "/readyz";
 /// Path of the Prometheus metrics.
 pub const METRICS_PATH: &str = "/metrics";
 
@@ -68,12 +71,16 @@ impl WorkerService {
         let reply = match (req.method(), req.uri().path()) {
             (&Method::POST, rcop_wire::COPROCESSOR_PATH) => coprocessor(&self.worker, req).await,
             (&Method::GET, HEALTHZ_PATH) => Reply::text(200, "ok\n"),
+            (&Method::GET, READYZ_PATH) => match self.worker.readiness() {
+                Ok(()) => Reply::text(200, "ready\n"),
+                Err(why) => Reply::text(503, format!("not ready: {why}\n")),
+            },
             (&Method::GET, METRICS_PATH) => Reply {
                 status: 200,
                 content_type: Some(CONTENT_TYPE_METRICS),
                 body: Bytes::from(self.worker.metrics().encode_text()),
             },
-            (_, rcop_wire::COPROCESSOR_PATH | HEALTHZ_PATH | METRICS_PATH) => {
+            (_, rcop_wire::COPROCESSOR_PATH | HEALTHZ_PATH | READYZ_PATH | METRICS_PATH) => {
                 Reply::text(405, "method not allowed\n")
             }
             _ => Reply::text(404, "not found\n"),

@@ -60,6 +60,13 @@ impl Reply {
     }
 }
 
+/// What `/readyz` reports: draining, and the last object-store check's error.
+#[derive(Debug, Default)]
+struct Readiness {
+    draining: std::sync::atomic::AtomicBool,
+    store_error: std::sync::Mutex<Option<String>>,
+}
+
 /// One `POST /coprocessor` as the HTTP layer received it: the body, what the headers said,
 /// and the memory already reserved for the body.
 ///
@@ -125,6 +132,8 @@ pub struct Worker {
     auth: Option<rcop_tls::SharedSecret>,
     /// One warning per second for failed requests; the rest are counted and logged at debug.
     warn_gate: rcop_units::log::RateLimited,
+    /// What `/readyz` reports.
+    readiness: Readiness,
     /// Refreshes the limiter's memory sample until the worker is dropped.
     _sampler: SamplerThread,
 }
@@ -295,6 +304,7 @@ impl WorkerBuilder {
             ia_metrics,
             auth,
             warn_gate: rcop_units::log::RateLimited::new(Duration::from_secs(1)),
+            readiness: Readiness::default(),
             _sampler: sampler,
         })
     }
@@ -428,6 +438,46 @@ impl Worker {
     /// Number of compute threads.
     pub fn compute_threads(&self) -> usize {
         self.pool.threads()
+    }
+
+    /// Lists the object store once (see `SstStore::check`) and records the outcome for
+    /// [`readiness`](Self::readiness).
+    ///
+    /// # Errors
+    ///
+    /// The store's error: unreachable, credentials refused, no such bucket.
+    pub async fn check_store(&self) -> std::result::Result<(), rcop_sst::Error> {
+        let result = self.reader.store().check().await;
+        let error = result.as_ref().err().map(ToString::to_string);
+        if let Ok(mut slot) = self.readiness.store_error.lock() {
+            if error.is_some() != slot.is_some() {
+                match &error {
+                    Some(e) => tracing::warn!(error = %e, "object store unreachable: not ready"),
+                    None => tracing::info!("object store answers: ready"),
+                }
+            }
+            *slot = error;
+        }
+        self.metrics.set_ready(self.readiness().is_ok());
+        result
+    }
+
+    /// Marks the worker as draining (shutting down): not ready from now on.
+    pub fn set_draining(&self) {
+        self.readiness.draining.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.metrics.set_ready(false);
+    }
+
+    /// `Ok` when the worker should get requests (`/readyz` 200); otherwise why not: draining
+    /// on shutdown, or the object store's last check failed.
+    pub fn readiness(&self) -> std::result::Result<(), String> {
+        if self.readiness.draining.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err("draining".to_owned());
+        }
+        match self.readiness.store_error.lock().ok().and_then(|e| e.clone()) {
+            Some(e) => Err(format!("object store unreachable: {e}")),
+            None => Ok(()),
+        }
     }
 
     /// The key offload requests must be signed with, when one is configured.

@@ -230,3 +230,47 @@ async fn object_store_faults_never_give_a_wrong_answer() {
     assert_eq!(under(&w, &body, &want, deadline).await, 200);
     assert_eq!(w.limiter().memory_limiter().used(), 0);
 }
+
+/// `/readyz` follows the object store: 200 while it answers, 503 naming it while it does not
+/// (checked every `store-check-interval`), 200 again once it heals, and 503 "draining" once
+/// the server shuts down. `/healthz` stays 200 throughout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readiness_follows_the_object_store_and_shutdown() {
+    use common::fixture::get;
+    let s3 = s3().await;
+    let config = WorkerConfig::from_toml(
+        "addr = \"127.0.0.1:0\"\ncop-block-cache-size = 0\nstore-check-interval = \"50ms\"",
+    )
+    .unwrap();
+    let worker = Worker::builder(config)
+        .store(Arc::clone(&s3.store))
+        .memory_probe(Arc::new(ManualMemoryProbe::new(1 << 30, 8 << 30)))
+        .cores(2)
+        .build()
+        .unwrap();
+    let handle = worker.bind().await.unwrap().spawn();
+    let addr = handle.local_addr();
+    let until = |want: u16, text: &'static str| async move {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let reply = get(addr, "/readyz").await;
+            let body = String::from_utf8_lossy(&reply.body).into_owned();
+            if reply.status == want && body.contains(text) {
+                return;
+            }
+            assert!(Instant::now() < deadline, "still {} {body}", reply.status);
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    until(200, "ready").await;
+    s3.faults.set(Fault::Unavailable, u64::MAX);
+    until(503, "object store unreachable").await;
+    assert_eq!(get(addr, "/healthz").await.status, 200, "alive while not ready");
+    let metrics = String::from_utf8(get(addr, "/metrics").await.body.to_vec()).unwrap();
+    assert!(metrics.contains("rcop_worker_ready 0"), "{metrics}");
+    s3.faults.set(Fault::None, 0);
+    until(200, "ready").await;
+    let worker = Arc::clone(handle.worker());
+    handle.shutdown().await.unwrap();
+    assert_eq!(worker.readiness(), Err("draining".to_owned()));
+}
