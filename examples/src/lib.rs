@@ -4,9 +4,11 @@
 
 pub mod dags;
 pub mod node;
+pub mod progress;
 pub mod tpch;
 
 pub use node::{LoadSpec, NodeConfig, Path, StorageNode};
+pub use progress::Progress;
 pub use tpch::{LINEITEM_TABLE_ID, LoadReport, load_table};
 
 /// Reads and parses the configuration file at `path` with `parse`, or returns the defaults

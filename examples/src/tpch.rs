@@ -31,6 +31,23 @@ pub struct LoadReport {
     pub index_entries: u64,
 }
 
+/// About how many rows TPC-H `table` has at `scale_factor` (the SF 1 counts scaled; `nation`
+/// and `region` do not scale): the total of a loading progress line.
+pub fn estimated_rows(table: &str, scale_factor: f64) -> Option<u64> {
+    let at_sf1: f64 = match table {
+        "lineitem" => 6_001_215.0,
+        "orders" => 1_500_000.0,
+        "partsupp" => 800_000.0,
+        "part" => 200_000.0,
+        "customer" => 150_000.0,
+        "supplier" => 10_000.0,
+        "nation" => return Some(25),
+        "region" => return Some(5),
+        _ => return None,
+    };
+    Some((at_sf1 * scale_factor).round() as u64)
+}
+
 /// The API v2 transaction-key prefix of `keyspace`: `'x'` + 3-byte id.
 ///
 /// # Errors
@@ -128,6 +145,7 @@ impl<P: FnMut(u64)> Writer<'_, P> {
 
     async fn finish(mut self) -> Result<LoadReport> {
         self.shard.flush().await.context("flush")?;
+        tracing::info!(rows = self.written, "compacting the L0 files into L1");
         self.shard.compact(0).await.context("compaction")?;
         let memtable_rows = self.held.len() as u64;
         while let Some(row) = self.held.pop_front() {

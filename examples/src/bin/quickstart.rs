@@ -122,12 +122,16 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let store = Arc::new(SstStore::from_config(&dfs.store_config())?);
     let node = Arc::new(StorageNode::new(&node_cfg, store)?);
     let started = Instant::now();
-    let report = node
-        .load(&node_cfg.load[0], dags::tso_now(), |rows| eprint!("\rloading lineitem: {rows} rows"))
-        .await?;
+    let mut progress = rcop_examples::Progress::stderr(
+        "loading lineitem rows",
+        rcop_examples::tpch::estimated_rows("lineitem", args.scale_factor),
+    );
+    let report =
+        node.load(&node_cfg.load[0], dags::tso_now(), |rows| progress.update(rows)).await?;
     let stats = node.shard().stats();
+    progress.finish(report.rows, "");
     eprintln!(
-        "\rloaded lineitem (sf {}): {} rows in {:.1?}; {} in the memtable, L1 tables {}",
+        "loaded lineitem (sf {}): {} rows in {:.1?}; {} in the memtable, L1 tables {}",
         args.scale_factor,
         report.rows,
         started.elapsed(),

@@ -85,16 +85,15 @@ fn main() -> anyhow::Result<()> {
         let node = StorageNode::new(&config, store)?;
         let mut ts = rcop_examples::dags::tso_now();
         for spec in &config.load {
+            let mut progress = rcop_examples::Progress::stderr(
+                format!("loading {} (sf {}) rows", spec.table, spec.scale_factor),
+                rcop_examples::tpch::estimated_rows(&spec.table, spec.scale_factor),
+            );
             let report = node
-                .load(spec, ts, |rows| {
-                    eprint!("\rloading {} (sf {}): {rows} rows", spec.table, spec.scale_factor);
-                })
+                .load(spec, ts, |rows| progress.update(rows))
                 .await
                 .with_context(|| format!("loading {}", spec.table))?;
-            eprintln!(
-                "\rloaded {}: {} rows ({} in the memtable)          ",
-                spec.table, report.rows, report.memtable_rows
-            );
+            progress.finish(report.rows, &format!(", {} in the memtable", report.memtable_rows));
             ts = report.max_commit_ts + 10;
         }
         let listener =
