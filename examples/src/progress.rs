@@ -106,7 +106,6 @@ fn bar(pct: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    #![expect(clippy::unwrap_used, reason = "tests")]
     use std::sync::{Arc, Mutex};
 
     use super::*;
