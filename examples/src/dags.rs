@@ -23,6 +23,9 @@ pub struct Query {
     pub handles: Option<(i64, i64)>,
     /// Output positions holding a DATE (sent as packed `u64` datums).
     pub date_outputs: Vec<usize>,
+    /// A name per output column (partial aggregates as TiDB receives them: an average is
+    /// its count and its sum).
+    pub columns: Vec<&'static str>,
 }
 
 fn ft(tp: u8) -> tipb::FieldType {
@@ -216,6 +219,21 @@ pub fn q1() -> Result<Query> {
         ),
         handles: None,
         date_outputs: Vec::new(),
+        columns: vec![
+            "sum_qty",
+            "sum_base_price",
+            "sum_disc_price",
+            "sum_charge",
+            "avg_qty.count",
+            "avg_qty.sum",
+            "avg_price.count",
+            "avg_price.sum",
+            "avg_disc.count",
+            "avg_disc.sum",
+            "count_order",
+            "l_returnflag",
+            "l_linestatus",
+        ],
     })
 }
 
@@ -251,6 +269,7 @@ pub fn q6() -> Result<Query> {
         ),
         handles: None,
         date_outputs: Vec::new(),
+        columns: vec!["revenue"],
     })
 }
 
@@ -290,6 +309,7 @@ pub fn top_n() -> Result<Query> {
         dag: dag(vec![scan(columns), selection(vec![cond]), top], vec![0, 1, 2]),
         handles: None,
         date_outputs: vec![2],
+        columns: vec!["l_orderkey", "l_extendedprice", "l_shipdate"],
     })
 }
 
@@ -308,6 +328,7 @@ pub fn selective() -> Result<Query> {
         dag: dag(vec![scan(columns), selection(vec![cond])], vec![0, 1, 2]),
         handles: Some((1, 200)),
         date_outputs: Vec::new(),
+        columns: vec!["l_orderkey", "l_linenumber", "l_quantity"],
     })
 }
 
@@ -327,6 +348,7 @@ pub fn wide_scan() -> Query {
         dag: dag(vec![scan(columns)], vec![0, 1, 2, 3]),
         handles: None,
         date_outputs: vec![3],
+        columns: vec!["l_orderkey", "l_quantity", "l_extendedprice", "l_shipdate"],
     }
 }
 
@@ -348,6 +370,7 @@ pub fn unsupported_filter() -> Query {
         dag: dag(vec![scan(columns), selection(vec![cond])], vec![0, 1]),
         handles: None,
         date_outputs: Vec::new(),
+        columns: vec!["l_orderkey", "l_comment"],
     }
 }
 

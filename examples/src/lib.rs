@@ -5,6 +5,7 @@
 pub mod dags;
 pub mod node;
 pub mod progress;
+pub mod table;
 pub mod tpch;
 
 pub use node::{LoadSpec, NodeConfig, Path, StorageNode};

@@ -244,8 +244,11 @@ fn quickstart_runs_and_local_equals_offloaded() {
     assert!(stdout.contains("decision: local"), "{stdout}");
     assert!(stdout.contains("all results identical"), "{stdout}");
     assert!(!stdout.contains("!="), "{stdout}");
-    // Dates print as dates.
+    // Dates print as dates; columns are named; the summary is a table.
     assert!(stdout.contains("| 1998-"), "{stdout}");
+    assert!(stdout.contains("| sum_qty ") && stdout.contains("| revenue"), "{stdout}");
+    assert!(stdout.contains("| query ") && stdout.contains("| Q6 "), "{stdout}");
+    assert!(!stdout.contains("| NO "), "{stdout}");
 }
 
 /// The first way over real processes: a storage-node process serving `DelegateCoprocessor`

@@ -170,6 +170,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let repeat = args.repeat.max(1);
 
     let mut mismatches = 0;
+    let mut summary: Vec<Vec<String>> = Vec::new();
     for query in dags::all()? {
         let mut req = dags::request(&query, node.keyspace_id(), &prefix, 1, start_ts);
         if let Some(ctx) = req.context.as_mut() {
@@ -213,19 +214,24 @@ async fn run(args: Args) -> anyhow::Result<()> {
         }
         let width = query.dag.output_offsets.len();
         let rows = decode_rows(&resp.data, width)?;
-        for row in rows.iter().take(12) {
-            let cells: Vec<String> = row
-                .iter()
-                .enumerate()
-                .map(|(i, d)| match d {
-                    Datum::Uint(packed) if query.date_outputs.contains(&i) => {
-                        Time::from_packed_u64(*packed, TimeType::Date, 0)
-                            .map_or_else(|_| packed.to_string(), |t| t.to_string())
-                    }
-                    d => show(d),
-                })
-                .collect();
-            println!("   | {}", cells.join(" | "));
+        let shown: Vec<Vec<String>> = rows
+            .iter()
+            .take(12)
+            .map(|row| {
+                row.iter()
+                    .enumerate()
+                    .map(|(i, d)| match d {
+                        Datum::Uint(packed) if query.date_outputs.contains(&i) => {
+                            Time::from_packed_u64(*packed, TimeType::Date, 0)
+                                .map_or_else(|_| packed.to_string(), |t| t.to_string())
+                        }
+                        d => show(d),
+                    })
+                    .collect()
+            })
+            .collect();
+        for line in rcop_examples::table::render(&query.columns, &shown).lines() {
+            println!("   {line}");
         }
         if rows.len() > 12 {
             println!("   … {} rows", rows.len());
@@ -242,11 +248,25 @@ async fn run(args: Args) -> anyhow::Result<()> {
             mismatches += 1;
         }
         let how = if matches!(path, Path::Remote { .. }) { "offloaded" } else { "served" };
+        let decision = if matches!(path, Path::Remote { .. }) { "remote" } else { "local" };
+        summary.push(vec![
+            query.name.to_owned(),
+            decision.to_owned(),
+            format!("{:.1}", second.as_secs_f64() * 1e3),
+            format!("{:.1}", first.as_secs_f64() * 1e3),
+            format!("{:.1}", local_time.as_secs_f64() * 1e3),
+            if same && same_first { "yes" } else { "NO" }.to_owned(),
+        ]);
         println!(
             "   local execution: {local_time:.1?}; {how} result {} local result; first-way result {} local result",
             if same { "==" } else { "!=" },
             if same_first { "==" } else { "!=" }
         );
+    }
+    println!("\nsummary (median ms):");
+    let headers = ["query", "decision", "second way", "first way", "local", "equal"];
+    for line in rcop_examples::table::render(&headers, &summary).lines() {
+        println!("   {line}");
     }
     if let Some(ia) = worker.worker().disk_cache() {
         let s = ia.stats();
