@@ -93,6 +93,7 @@ pub fn init_logging(filter: Option<&str>, default: &str) -> anyhow::Result<()> {
 
 /// Completes on SIGINT or SIGTERM.
 pub async fn shutdown_signal() {
+    #[cfg(unix)]
     let term = async {
         match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
             Ok(mut s) => {
@@ -101,6 +102,9 @@ pub async fn shutdown_signal() {
             Err(_) => std::future::pending::<()>().await,
         }
     };
+    // No SIGTERM elsewhere: Ctrl-C (Ctrl-Break on Windows) only.
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}
         () = term => {}

@@ -253,6 +253,10 @@ pub struct LimiterConfig {
     pub worker_limiter: WorkerLimiterConfig,
     /// Capacity of memory reservations: absolute or a percentage of the memory limit (80%).
     pub memory_upper_threshold: MemoryThreshold,
+    /// The memory limit, when it cannot or should not be read from the system (0: read it
+    /// from cgroups and `/proc/meminfo`). Where `/proc` is absent (macOS, BSDs) it is needed,
+    /// and RSS reads as unknown: the cop-limiter then sees no memory pressure.
+    pub memory_limit: rcop_units::ReadableSize,
 }
 
 impl LimiterConfig {

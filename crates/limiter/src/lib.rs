@@ -79,7 +79,7 @@ pub use metrics::{LimiterMetrics, WAIT_TYPE_COP_LIMITER, WAIT_TYPE_PERMIT};
 pub use permits::{KEYSPACE_SWEEP_AT, Permit, WorkerLimiter};
 pub use probe::{
     MEMORY_SAMPLE_INTERVAL, ManualMemoryProbe, MemoryMonitor, MemoryProbe, ProcessMemoryProbe,
-    SamplerHandle, SamplerThread,
+    SamplerHandle, SamplerThread, SystemMemoryProbe,
 };
 pub use random::{FastRandom, RandomSource};
 pub use rcop_units::{ParseError, ReadableDuration, ReadableSize};

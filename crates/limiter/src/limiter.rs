@@ -12,8 +12,8 @@ use crate::memory::{MemoryLimiter, MemoryReservation};
 use crate::metrics::LimiterMetrics;
 use crate::permits::{Permit, WorkerLimiter};
 use crate::probe::{
-    MEMORY_SAMPLE_INTERVAL, MemoryMonitor, MemoryProbe, ProcessMemoryProbe, SamplerHandle,
-    SamplerThread,
+    MEMORY_SAMPLE_INTERVAL, MemoryMonitor, MemoryProbe, SamplerHandle, SamplerThread,
+    SystemMemoryProbe,
 };
 use crate::random::{FastRandom, RandomSource};
 
@@ -180,7 +180,8 @@ impl LimiterBuilder {
     /// Validates the config, reads the memory limit and a first usage sample, and builds.
     pub fn build(self) -> Result<Limiter> {
         self.config.validate()?;
-        let probe = self.probe.unwrap_or_else(|| Arc::new(ProcessMemoryProbe::new()));
+        let configured = self.config.memory_limit.0;
+        let probe = self.probe.unwrap_or_else(|| Arc::new(SystemMemoryProbe::new(configured)));
         let monitor = Arc::new(MemoryMonitor::new(probe)?);
         let cores = self
             .cores

@@ -135,6 +135,63 @@ impl MemoryProbe for ProcessMemoryProbe {
     }
 }
 
+/// The default probe: [`ProcessMemoryProbe`] where `/proc` is readable, with a configured
+/// limit (`memory-limit`) taking the place of the system's when set. Without `/proc` (macOS,
+/// BSDs) the configured limit is the limit and RSS reads as 0 (unknown), logged once; without
+/// either, building fails with an error that names `memory-limit`.
+#[derive(Debug)]
+pub struct SystemMemoryProbe {
+    proc: ProcessMemoryProbe,
+    configured_limit: u64,
+    warned: std::sync::atomic::AtomicBool,
+}
+
+impl SystemMemoryProbe {
+    /// The probe of this process; `configured_limit` 0 reads the limit from the system.
+    pub fn new(configured_limit: u64) -> Self {
+        Self::over(ProcessMemoryProbe::new(), configured_limit)
+    }
+
+    /// Over `proc` (for tests: a `ProcessMemoryProbe` with other roots).
+    pub fn over(proc: ProcessMemoryProbe, configured_limit: u64) -> Self {
+        SystemMemoryProbe {
+            proc,
+            configured_limit,
+            warned: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+}
+
+impl MemoryProbe for SystemMemoryProbe {
+    fn used_bytes(&self) -> Result<u64> {
+        match self.proc.used_bytes() {
+            Ok(used) => Ok(used),
+            Err(e) if self.configured_limit > 0 => {
+                if !self.warned.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(error = %e, "process RSS cannot be read here: the cop-limiter sees no memory pressure");
+                }
+                Ok(0)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn limit_bytes(&self) -> Result<u64> {
+        if self.configured_limit > 0 {
+            return Ok(self.configured_limit);
+        }
+        self.proc.limit_bytes().map_err(|e| match e {
+            Error::MemoryProbe { path, reason } => Error::MemoryProbe {
+                path,
+                reason: format!(
+                    "{reason} (no cgroup or /proc memory limit here: set `memory-limit`)"
+                ),
+            },
+            other => other,
+        })
+    }
+}
+
 fn probe_error(path: &Path, reason: impl fmt::Display) -> Error {
     Error::MemoryProbe { path: path.to_owned(), reason: reason.to_string() }
 }
@@ -459,6 +516,27 @@ mod tests {
         tree.write("cg/memory/x/memory.limit_in_bytes", "lots\n");
         let err = probe.limit_bytes().unwrap_err().to_string();
         assert!(err.contains("memory.limit_in_bytes"), "{err}");
+    }
+
+    /// Where `/proc` and cgroups are absent, the configured limit stands in and RSS reads as
+    /// unknown (0); without a configured limit the error names `memory-limit`. Where they are
+    /// present, a configured limit takes the system's place.
+    #[test]
+    fn without_proc_the_configured_limit_stands_in() {
+        let empty = Tree::new("no-proc");
+        let bare = || ProcessMemoryProbe::with_roots(empty.0.join("proc"), empty.0.join("cg"));
+        let e = SystemMemoryProbe::over(bare(), 0).limit_bytes().unwrap_err();
+        assert!(e.to_string().contains("memory-limit"), "{e}");
+        assert!(SystemMemoryProbe::over(bare(), 0).used_bytes().is_err());
+        let p = SystemMemoryProbe::over(bare(), 4 << 30);
+        assert_eq!((p.limit_bytes().unwrap(), p.used_bytes().unwrap()), (4 << 30, 0));
+        let monitor = MemoryMonitor::new(Arc::new(p)).unwrap();
+        assert_eq!((monitor.limit(), monitor.used()), (4 << 30, 0));
+        if std::path::Path::new("/proc/self/statm").exists() {
+            let real = SystemMemoryProbe::new(123 << 20);
+            assert_eq!(real.limit_bytes().unwrap(), 123 << 20);
+            assert!(real.used_bytes().unwrap() > 0);
+        }
     }
 
     #[test]
