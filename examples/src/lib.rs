@@ -74,20 +74,35 @@ pub fn io_runtime(name: &str) -> anyhow::Result<tokio::runtime::Runtime> {
         .context("cannot start the I/O runtime")
 }
 
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    #[default]
+    Text,
+    /// One JSON object per line (timestamp, level, message, fields, the request's span with
+    /// its upstream tag), for log collectors.
+    Json,
+}
+
 /// Sets up `tracing` logs on stderr with `filter` (tracing's EnvFilter syntax), else the
-/// `RUST_LOG` environment variable, else `default`.
+/// `RUST_LOG` environment variable, else `default`, in `format`.
 ///
 /// # Errors
 ///
 /// An invalid filter.
-pub fn init_logging(filter: Option<&str>, default: &str) -> anyhow::Result<()> {
+pub fn init_logging(filter: Option<&str>, default: &str, format: LogFormat) -> anyhow::Result<()> {
     use anyhow::Context;
     use tracing_subscriber::EnvFilter;
     let filter = match filter {
         Some(f) => EnvFilter::try_new(f).context("invalid --log filter")?,
         None => EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default)),
     };
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => builder.init(),
+        LogFormat::Json => builder.json().with_current_span(true).with_span_list(false).init(),
+    }
     Ok(())
 }
 

@@ -372,3 +372,46 @@ fn delegate_path_over_real_processes_survives_a_killed_node() {
     assert!(metric(&metrics, "rcop_worker_delegate_retries_total{reason=\"network\"}") > 0);
     drop(children);
 }
+
+/// `--log-format json`: every log line of the worker is one JSON object (for a collector),
+/// a refused request among them.
+#[test]
+fn json_logs_are_one_object_per_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("worker.toml");
+    std::fs::write(
+        &cfg,
+        format!("addr = \"127.0.0.1:0\"\n[dfs]\nroot = {:?}\n", dir.path().join("dfs")),
+    )
+    .unwrap();
+    let log = dir.path().join("worker.log");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rcop-worker"))
+        .args(["--log", "info", "--log-format", "json", "--config"])
+        .arg(&cfg)
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let mut children = Children(vec![child]);
+    let addr = line.trim().rsplit(' ').next().unwrap().to_owned();
+    let (status, _) = http(&addr, "POST", "/coprocessor", b"not an envelope");
+    assert_eq!(status, 400);
+    let c = &mut children.0[0];
+    let _ = c.kill();
+    let _ = c.wait();
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert!(!lines.is_empty());
+    for l in &lines {
+        assert!(l.starts_with('{') && l.ends_with('}'), "not a JSON object: {l}");
+        assert!(l.contains("\"level\":") && l.contains("\"timestamp\":"), "{l}");
+    }
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("\"WARN\"") && l.contains("rejected") || l.contains("failed")),
+        "{text}"
+    );
+}

@@ -69,11 +69,15 @@ struct Args {
     /// Log filter in tracing's EnvFilter syntax; defaults to RUST_LOG, else `warn`.
     #[arg(long, value_name = "FILTER")]
     log: Option<String>,
+
+    /// Log line format: `text`, or `json` (one object per line) for a log collector.
+    #[arg(long, value_enum, default_value_t)]
+    log_format: rcop_examples::LogFormat,
 }
 
 fn main() -> anyhow::Result<()> {
     let args = Args::parse();
-    rcop_examples::init_logging(args.log.as_deref(), "warn")?;
+    rcop_examples::init_logging(args.log.as_deref(), "warn", args.log_format)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -47,6 +47,10 @@ struct Args {
     #[arg(long, value_name = "FILTER")]
     log: Option<String>,
 
+    /// Log line format: `text`, or `json` (one object per line) for a log collector.
+    #[arg(long, value_enum, default_value_t)]
+    log_format: rcop_examples::LogFormat,
+
     /// Print every key at its default as a TOML file, and exit.
     #[arg(long, conflicts_with = "check_config")]
     print_default_config: bool,
@@ -64,7 +68,7 @@ fn main() -> anyhow::Result<()> {
         print!("{}", toml::to_string(&WorkerConfig::default())?);
         return Ok(());
     }
-    rcop_examples::init_logging(args.log.as_deref(), "info")?;
+    rcop_examples::init_logging(args.log.as_deref(), "info", args.log_format)?;
     let mut config =
         rcop_examples::load_config(args.config.as_deref(), |t| Ok(WorkerConfig::from_toml(t)?))?;
     if let Some(addr) = args.addr {
