@@ -68,6 +68,7 @@ mod error;
 mod exec;
 mod expr;
 mod fixed;
+mod limits;
 mod scan;
 mod types;
 
@@ -98,6 +99,8 @@ pub use exec::{
 };
 pub use expr::build::build as build_expr;
 pub use expr::eval::eval as eval_expr;
+pub use expr::like::MAX_LIKE_PATTERN;
 pub use expr::{DEFAULT_MAX_DEPTH, Node, Value};
+pub use limits::{Abort, CHECK_EVERY, CappedBudget, ExecLimits, MemoryBudget};
 pub use scan::{KeyRange, KvBatch, MemScanner, MemStore, ScanError, ScanSource, ScanStatus};
 pub use types::{Charset, EvalType, FLAG_NOT_NULL, FLAG_UNSIGNED, FieldType};

@@ -38,7 +38,7 @@ pub use simple::SimpleAggregationExecutor;
 pub use stream::StreamAggregationExecutor;
 
 use crate::batch::Batch;
-use crate::column::VecCol;
+use crate::column::{Scalar, VecCol};
 use crate::ctx::{EvalConfig, EvalContext};
 use crate::error::Result;
 use crate::expr::Node;
@@ -70,6 +70,12 @@ pub(crate) trait AggState: std::fmt::Debug {
 
     /// Drops the first `k` groups; group `k` becomes group 0.
     fn forget_front(&mut self, k: usize);
+
+    /// The heap bytes the state's values hold beyond their fixed per-group slots (the
+    /// strings and JSON of MIN, MAX and FIRST_ROW), kept as a running count: O(1).
+    fn heap_bytes(&self) -> usize {
+        0
+    }
 }
 
 /// A cast TiKV inserts over an aggregate's argument (`rewrite_exp_for_sum_avg`,
@@ -179,6 +185,17 @@ impl Aggregates {
     /// Drops the first `k` groups of every function.
     pub fn forget_front(&mut self, k: usize) {
         self.fns.iter_mut().for_each(|a| a.state.forget_front(k));
+    }
+
+    /// An estimate of the bytes one group's states take in their fixed slots: one scalar
+    /// slot per output column (counts and sums are smaller, decimals about that).
+    pub fn bytes_per_group(&self) -> usize {
+        self.fns.iter().map(|a| a.out.len()).sum::<usize>() * std::mem::size_of::<Scalar>()
+    }
+
+    /// The heap bytes the states hold beyond their fixed slots.
+    pub fn heap_bytes(&self) -> usize {
+        self.fns.iter().map(|a| a.state.heap_bytes()).sum()
     }
 }
 
