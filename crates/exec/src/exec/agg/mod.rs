@@ -132,6 +132,8 @@ pub(crate) struct Aggregates {
     /// Per function, `Some((k, i))` when child `k` of its argument (a function call) is the
     /// same expression as the argument of the earlier function `i` (see [`reuse`]).
     reuse: Vec<Option<(usize, usize)>>,
+    /// Per function, whether a later one reuses its value.
+    wanted: Vec<bool>,
     /// The child columns the arguments read.
     refs: Vec<usize>,
 }
@@ -149,9 +151,12 @@ impl Aggregates {
             fns.push(registry::build(e, schema, cfg, depth)?);
         }
         let reuse = reuse::find_reuse(protos, &fns);
+        let wanted = reuse::wanted(&reuse);
         let mut refs = Vec::new();
         fns.iter().for_each(|a| a.arg.column_refs(&mut refs));
-        Ok(Aggregates { fns, reuse, refs })
+        refs.sort_unstable();
+        refs.dedup();
+        Ok(Aggregates { fns, reuse, wanted, refs })
     }
 
     /// The child columns the arguments read.
@@ -171,7 +176,7 @@ impl Aggregates {
 
     /// Folds the batch's logical rows into the groups `g` (one per row).
     pub fn update(&mut self, batch: &Batch, g: &[u32], ctx: &mut EvalContext) -> Result<()> {
-        reuse::update_all(&mut self.fns, &self.reuse, batch, g, ctx)
+        reuse::update_all(&mut self.fns, &self.reuse, &self.wanted, batch, g, ctx)
     }
 
     /// Appends every function's result columns for `groups`.
