@@ -73,7 +73,7 @@ mod scan;
 mod types;
 
 pub use batch::{Batch, LazyCol};
-pub use capability::{Capabilities, check_dag};
+pub use capability::{Capabilities, FunctionShape, check_dag, function_shapes};
 pub use collation::{COLLATIONS, Collation, CollationInfo, collation_name};
 pub use column::{
     Arg, Bitmap, BytesT, BytesVec, ColData, DecT, DurT, Elem, FixedVec, IntT, RealT, Scalar, TimeT,
