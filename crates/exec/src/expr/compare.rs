@@ -186,6 +186,8 @@ enum InKey {
 pub struct InSet {
     coll: Collation,
     keys: std::collections::HashSet<InKey, foldhash::fast::RandomState>,
+    /// The strings' keys, apart: a target's key is looked up borrowed (no allocation a row).
+    strs: std::collections::HashSet<Vec<u8>, foldhash::fast::RandomState>,
     /// Items compared one by one, with their signedness.
     linear: Vec<(Scalar, bool)>,
     /// Every non-NULL item, for a target without a key.
@@ -201,6 +203,7 @@ impl InSet {
                 items.len(),
                 foldhash::fast::RandomState::default(),
             ),
+            strs: std::collections::HashSet::default(),
             linear: Vec::new(),
             all: Vec::with_capacity(items.len()),
             has_null: false,
@@ -212,6 +215,9 @@ impl InSet {
                 continue;
             }
             match set.key(s, unsigned, &mut scratch) {
+                Some(InKey::Bytes(k)) => {
+                    set.strs.insert(k);
+                }
                 Some(k) => {
                     set.keys.insert(k);
                 }
@@ -248,6 +254,28 @@ impl InSet {
         let mut out = VecCol::new(EvalType::Int, n);
         let mut scratch = Vec::new();
         let miss = if self.has_null { None } else { Some(0) };
+        if let Ok(a) = target.arg::<BytesT>() {
+            // Strings read in place, their keys looked up borrowed.
+            for i in 0..n {
+                let Some(b) = a.get(i) else {
+                    out.push_null();
+                    continue;
+                };
+                let hashable = self.coll.is_bytes() || std::str::from_utf8(b).is_ok();
+                let one_by_one = |items: &[(Scalar, bool)]| {
+                    let t = Scalar::Bytes(b.to_vec());
+                    items.iter().any(|(v, _)| scalar_eq(&t, v, self.coll))
+                };
+                let found = if hashable {
+                    self.strs.contains(self.coll.key(b, &mut scratch))
+                        || (!self.linear.is_empty() && one_by_one(&self.linear))
+                } else {
+                    one_by_one(&self.all)
+                };
+                IntT::push(&mut out, if found { Some(1) } else { miss });
+            }
+            return Ok(out);
+        }
         for i in 0..n {
             let t = target.scalar_at(i);
             if t.is_null() {
@@ -259,6 +287,7 @@ impl InSet {
                 _ => scalar_eq(&t, v, self.coll),
             };
             let found = match self.key(&t, unsigned, &mut scratch) {
+                Some(InKey::Bytes(k)) => self.strs.contains(&k) || self.linear.iter().any(eq),
                 Some(k) => self.keys.contains(&k) || self.linear.iter().any(eq),
                 None => self.all.iter().any(eq),
             };

@@ -48,6 +48,8 @@ pub struct AggregationExecutor {
     group_bytes: usize,
     /// The bytes accounted against the request's memory budget.
     accounted: usize,
+    /// The state slots of one group, in bytes (see [`Aggregates::bytes_per_group`]).
+    per_group: usize,
     output: Option<(Vec<VecCol>, usize)>,
     paging_size: Option<u64>,
     paging_drained: bool,
@@ -85,11 +87,13 @@ impl AggregationExecutor {
             groups: 0,
             group_bytes: 0,
             accounted: 0,
+            per_group: 0,
             output: None,
             paging_size: cfg.paging_size,
             paging_drained: false,
             stats: ExecStats::default(),
         };
+        ex.per_group = ex.aggs.bytes_per_group();
         if ex.group_by.is_empty() {
             ex.groups = 1;
             ex.aggs.grow(1);
@@ -154,8 +158,7 @@ impl AggregationExecutor {
                         }
                     };
                     let values: Vec<Scalar> = keys.iter().map(|k| k.scalar_at(i)).collect();
-                    self.group_bytes +=
-                        key_bytes + scalars_bytes(&values) + self.aggs.bytes_per_group();
+                    self.group_bytes += key_bytes + scalars_bytes(&values) + self.per_group;
                     self.group_values.push(values);
                     self.groups += 1;
                     id
