@@ -69,6 +69,25 @@ fn bench(c: &mut Criterion) {
             })
         });
     }
+    // LIKE with three `%` runs over 1024 texts of about 600 bytes that almost match
+    // (`ab` and `cd` recur, `ef` never comes): the backtracking walk retries from every `a`.
+    let long_text: Vec<u8> = b"ab-cd-".iter().copied().cycle().take(600).collect();
+    let mut long = VecCol::new(EvalType::Bytes, ROWS);
+    (0..ROWS).for_each(|_| BytesT::push(&mut long, Some(&long_text)));
+    let long_batch = Batch::from_cols(vec![long]);
+    let like_runs = build(func(
+        4310,
+        tipb_int(-46),
+        vec![col(0, s.clone()), string("%ab%cd%ef%", -46), int(92)],
+    ));
+    g.bench_function("like_runs_600b", |b| {
+        b.iter(|| {
+            let mut ctx = EvalContext::default();
+            rcop_exec::eval_expr(&like_runs, &long_batch, &mut ctx)
+                .expect("eval")
+                .into_col(like_runs.et, ROWS)
+        })
+    });
     // `s IN (64 strings)`: the constant list hashed once (the engine's path for a constant
     // list) against the same items as columns, compared one by one (its path for any other
     // list), in the same run.
