@@ -290,3 +290,33 @@ fn a_like_pattern_over_the_cap_is_an_error_response() {
     let msg = sel.error.unwrap().msg.unwrap();
     assert!(msg.contains("LIKE pattern"), "{msg}");
 }
+
+#[test]
+fn a_million_groups_stop_at_a_small_budget() {
+    const N: usize = 1_000_000;
+    let store = MemStore::from_pairs((0..N).map(|i| {
+        let mut k = Vec::new();
+        key::encode_record_key(&mut k, TID, i as i64 + 1);
+        let mut v = Vec::new();
+        encode_row_v1(&[(1, Datum::Int(i as i64))], &mut v).unwrap();
+        (k, v)
+    }));
+    let count = agg(3001, ft(mt::LONG_LONG), vec![c1()]);
+    let d = dag(
+        vec![scan(TID, columns(), false), aggregation(vec![c1()], vec![count])],
+        vec![0, 1],
+        false,
+    );
+    let (b, limits) = budget(8 << 20);
+    let req = request(&d, vec![table_range(TID, None)]);
+    let mut src = CancelAfter {
+        inner: store.scanner(),
+        flag: Arc::new(AtomicBool::new(false)),
+        after: usize::MAX,
+        served: 0,
+    };
+    assert!(matches!(run_on(&req, &mut src, &limits), Err(Abort::OverBudget { .. })));
+    assert_eq!(b.used(), 0);
+    // Stopped once the groups outgrew 8 MiB: a small part of the input was read.
+    assert!(src.served < N / 1024 / 4, "{} batches read", src.served);
+}
