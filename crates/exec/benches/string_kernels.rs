@@ -1,6 +1,7 @@
 //! String kernels over one 1024-row batch of short mixed ASCII / UTF-8 strings: `UPPER`,
 //! `SUBSTRING(s, 2, 5)`, `LIKE '%ab%'` and `CONCAT(s, '-', t)`, against a baseline measured
-//! in the same run (a plain copy of the string column). Throughput is rows.
+//! in the same run (a plain copy of the string column); `s IN (64 strings)` hashed against
+//! the same list compared item by item. Throughput is rows.
 
 #![expect(clippy::expect_used, reason = "benchmark fixtures are known-valid")]
 
@@ -65,6 +66,56 @@ fn bench(c: &mut Criterion) {
             b.iter(|| {
                 let mut ctx = EvalContext::default();
                 rcop_exec::eval_expr(node, &batch, &mut ctx).expect("eval").into_col(node.et, ROWS)
+            })
+        });
+    }
+    // LIKE with three `%` runs over 1024 texts of about 600 bytes that almost match
+    // (`ab` and `cd` recur, `ef` never comes): the backtracking walk retries from every `a`.
+    let long_text: Vec<u8> = b"ab-cd-".iter().copied().cycle().take(600).collect();
+    let mut long = VecCol::new(EvalType::Bytes, ROWS);
+    (0..ROWS).for_each(|_| BytesT::push(&mut long, Some(&long_text)));
+    let long_batch = Batch::from_cols(vec![long]);
+    let like_runs = build(func(
+        4310,
+        tipb_int(-46),
+        vec![col(0, s.clone()), string("%ab%cd%ef%", -46), int(92)],
+    ));
+    g.bench_function("like_runs_600b", |b| {
+        b.iter(|| {
+            let mut ctx = EvalContext::default();
+            rcop_exec::eval_expr(&like_runs, &long_batch, &mut ctx)
+                .expect("eval")
+                .into_col(like_runs.et, ROWS)
+        })
+    });
+    // `s IN (64 strings)`: the constant list hashed once (the engine's path for a constant
+    // list) against the same items as columns, compared one by one (its path for any other
+    // list), in the same run.
+    let items: Vec<String> = (0..64).map(|i| format!("alpha {}", i * 15)).collect();
+    let mut in_schema = vec![FieldType::from_proto(Some(&s))];
+    let mut cols = vec![strings(1)];
+    let mut as_consts = vec![col(0, s.clone())];
+    let mut as_cols = vec![col(0, s.clone())];
+    for (k, it) in items.iter().enumerate() {
+        as_consts.push(string(it, -46));
+        as_cols.push(col(k as i64 + 1, s.clone()));
+        in_schema.push(FieldType::from_proto(Some(&s)));
+        let mut c = VecCol::new(EvalType::Bytes, ROWS);
+        (0..ROWS).for_each(|_| BytesT::push(&mut c, Some(it.as_bytes())));
+        cols.push(c);
+    }
+    let in_batch = Batch::from_cols(cols);
+    let build_in = |e| rcop_exec::build_expr(&e, &in_schema, &cfg, 100).expect("build");
+    for (name, node) in [
+        ("in_64_consts_hashed", build_in(func(4004, tipb_int(-46), as_consts))),
+        ("in_64_item_by_item", build_in(func(4004, tipb_int(-46), as_cols))),
+    ] {
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let mut ctx = EvalContext::default();
+                rcop_exec::eval_expr(&node, &in_batch, &mut ctx)
+                    .expect("eval")
+                    .into_col(node.et, ROWS)
             })
         });
     }

@@ -12,7 +12,7 @@ use crate::engine::{ENCODE_TYPES, EXECUTORS, Engine};
 use crate::error::Result;
 use crate::exec::{AGG_MODES, aggregate_functions};
 use crate::expr::sig;
-use crate::types::{Collation, FieldType, collation_name, type_name};
+use crate::types::{Collation, EvalType, FieldType, collation_name, type_name};
 
 /// Whether the engine, with its default settings, can run `dag`: `Ok`, or the first thing it
 /// cannot run ([`Error::Unsupported`](crate::Error::Unsupported) with its
@@ -47,6 +47,55 @@ use crate::types::{Collation, FieldType, collation_name, type_name};
 /// As [`Engine::check_dag`].
 pub fn check_dag(dag: &tipb::DagRequest) -> Result<()> {
     Engine::default().check_dag(dag)
+}
+
+/// The shape of one scalar function signature the engine runs: what a caller needs to
+/// build a well-typed call (the DAG fuzzer's function table, generated tests).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FunctionShape {
+    /// The `tipb.ScalarFuncSig` value.
+    pub sig: i32,
+    /// The argument types of the shortest call the signature accepts.
+    pub args: Vec<EvalType>,
+    /// When the signature takes more arguments: the type of the one after `args` (a
+    /// variadic, optional or repeated argument), per position past `args.len()`.
+    pub more: Vec<EvalType>,
+    /// The result type, or `None` when the call's field type decides it.
+    pub ret: Option<EvalType>,
+}
+
+/// Every scalar function signature the engine runs, in signature order, with its argument
+/// and result types (read from the registry the builder checks calls against).
+///
+/// ```
+/// use rcop_exec::{EvalType, function_shapes};
+///
+/// // LTInt (100): two integers, an integer result.
+/// let lt = function_shapes().into_iter().find(|f| f.sig == 100).unwrap();
+/// assert_eq!((lt.args, lt.ret), (vec![EvalType::Int, EvalType::Int], Some(EvalType::Int)));
+/// ```
+pub fn function_shapes() -> Vec<FunctionShape> {
+    sig::supported()
+        .filter_map(crate::expr::registry::lookup)
+        .map(|def| {
+            let args = def.args.example();
+            let n = args.len();
+            // The types of up to four more arguments, as long as calls of that length are
+            // accepted.
+            let mut more = Vec::new();
+            let mut call = args.clone();
+            for i in n..n + 4 {
+                let Some(t) = def.args.expected(i, i + 1) else { break };
+                call.push(t);
+                if !def.args.accepts(&call) {
+                    break;
+                }
+                more.push(t);
+            }
+            FunctionShape { sig: def.sig, args, more, ret: (!def.ret_by_ft).then_some(def.ret) }
+        })
+        .collect()
 }
 
 /// Everything the engine runs, by name, in a stable order: what

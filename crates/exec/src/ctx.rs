@@ -4,6 +4,7 @@ use rcop_datum::Tz;
 use rcop_proto::tipb;
 
 use crate::error::{Error, Result};
+use crate::limits::{ExecLimits, Guard};
 
 /// DAG flag bit 0: ignore truncation silently.
 pub const FLAG_IGNORE_TRUNCATE: u64 = 1;
@@ -114,12 +115,46 @@ pub struct EvalContext {
     pub cfg: EvalConfig,
     warnings: Vec<tipb::Error>,
     warning_count: usize,
+    /// The request's limits and what it holds of its memory budget.
+    guard: Guard,
 }
 
 impl EvalContext {
     /// A context with the given settings and no warnings.
     pub fn new(cfg: EvalConfig) -> Self {
-        EvalContext { cfg, warnings: Vec::new(), warning_count: 0 }
+        EvalContext { cfg, warnings: Vec::new(), warning_count: 0, guard: Guard::default() }
+    }
+
+    /// The same context running under `limits` (see [`ExecLimits`]): evaluation and the
+    /// executors check them and account their memory through this context.
+    #[must_use]
+    pub fn with_limits(mut self, limits: &ExecLimits) -> Self {
+        self.guard = Guard::new(limits);
+        self
+    }
+
+    /// Checks the cancel flag and the deadline (an atomic load and a clock read; free
+    /// without limits).
+    pub(crate) fn check_limits(&mut self) -> Result<()> {
+        Ok(self.guard.check()?)
+    }
+
+    /// Counts `units` of work of a long kernel (characters, steps, rows) and checks the
+    /// limits every [`CHECK_EVERY`](crate::limits::CHECK_EVERY) units.
+    #[inline]
+    pub(crate) fn tick(&mut self, units: usize) -> Result<()> {
+        Ok(self.guard.tick(units)?)
+    }
+
+    /// Moves a memory account from `*accounted` to `now` bytes: grows (failing when the
+    /// budget refuses) or gives back the difference.
+    pub(crate) fn account(&mut self, accounted: &mut usize, now: usize) -> Result<()> {
+        Ok(self.guard.resize(accounted, now)?)
+    }
+
+    /// Gives back all the memory this context holds of its budget.
+    pub(crate) fn release_memory(&mut self) {
+        self.guard.release_all();
     }
 
     /// Records a warning (kept only while fewer than `max_warning_count` are kept).

@@ -14,7 +14,12 @@ use crate::exec::{
     StreamAggregationExecutor, TableScanExecutor, TopNExecutor,
 };
 use crate::expr::{self, DEFAULT_MAX_DEPTH};
+use crate::limits::{Abort, ExecLimits};
 use crate::scan::{KeyRange, ScanError, ScanSource};
+
+/// The bytes a buffered response chunk costs beyond its rows (the `tipb::Chunk` and its
+/// `Bytes` handle).
+const CHUNK_OVERHEAD: usize = 64;
 
 /// TiKV's first batch size (`BATCH_INITIAL_SIZE`).
 pub const BATCH_INITIAL_SIZE: usize = 32;
@@ -101,11 +106,31 @@ impl Engine {
         req: &coprocessor::Request,
         source: &mut dyn ScanSource,
     ) -> coprocessor::Response {
+        // Without limits nothing aborts; should it, the reason is an `other_error`.
+        self.handle_limited(req, source, &ExecLimits::default()).unwrap_or_else(|a| {
+            coprocessor::Response { other_error: a.to_string(), ..Default::default() }
+        })
+    }
+
+    /// [`handle`](Self::handle) under per-request limits: a deadline, a cancel flag and a
+    /// memory budget (see [`ExecLimits`]), checked between batches and inside long kernels.
+    /// Everything granted by the budget is given back before this returns.
+    ///
+    /// # Errors
+    ///
+    /// [`Abort`] when a limit stops the request; every other failure is in the response,
+    /// as for [`handle`](Self::handle).
+    pub fn handle_limited(
+        &self,
+        req: &coprocessor::Request,
+        source: &mut dyn ScanSource,
+        limits: &ExecLimits,
+    ) -> std::result::Result<coprocessor::Response, Abort> {
         if req.tp != REQ_TYPE_DAG {
-            return coprocessor::Response {
+            return Ok(coprocessor::Response {
                 other_error: format!("unsupported coprocessor request type {}", req.tp),
                 ..Default::default()
-            };
+            });
         }
         let ranges: Vec<KeyRange> = req
             .ranges
@@ -114,8 +139,10 @@ impl Engine {
             .collect();
         let result = tipb::DagRequest::decode(req.data.clone())
             .map_err(|e| Error::invalid(format!("undecodable DAGRequest: {e}")))
-            .and_then(|dag| self.execute_dag_with(&dag, &ranges, &PageLimits::of(req), source));
-        match result {
+            .and_then(|dag| {
+                self.execute_dag_limited(&dag, &ranges, &PageLimits::of(req), limits, source)
+            });
+        Ok(match result {
             Ok(out) => coprocessor::Response {
                 data: Bytes::from(out.response.encode_to_vec()),
                 range: out.scanned_range.map(|r| coprocessor::KeyRange {
@@ -124,12 +151,13 @@ impl Engine {
                 }),
                 ..Default::default()
             },
+            Err(Error::Aborted(a)) => return Err(a),
             Err(Error::Scan(e)) => scan_error_response(e),
             Err(e) => coprocessor::Response {
                 data: Bytes::from(error_response(&e).encode_to_vec()),
                 ..Default::default()
             },
-        }
+        })
     }
 
     /// Whether this engine can run `dag`: `Ok` when it builds, else the first thing it cannot
@@ -181,6 +209,26 @@ impl Engine {
         limits: &PageLimits,
         source: &mut dyn ScanSource,
     ) -> Result<DagOutput> {
+        self.execute_dag_limited(dag, ranges, limits, &ExecLimits::default(), source)
+    }
+
+    /// [`execute_dag_with`](Self::execute_dag_with) under per-request [`ExecLimits`]. The
+    /// buffered response chunks and the executors' state (hash-aggregation groups, TopN
+    /// rows) are accounted against the memory budget; all of it is given back before this
+    /// returns.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Aborted`] when a limit stops the request; any other error as
+    /// [`execute_dag_with`](Self::execute_dag_with).
+    pub fn execute_dag_limited(
+        &self,
+        dag: &tipb::DagRequest,
+        ranges: &[KeyRange],
+        limits: &PageLimits,
+        exec_limits: &ExecLimits,
+        source: &mut dyn ScanSource,
+    ) -> Result<DagOutput> {
         let paging_size = limits.paging_size;
         let mut cfg = EvalConfig::from_dag(dag)?;
         cfg.paging_size = (paging_size > 0).then_some(paging_size);
@@ -203,11 +251,14 @@ impl Engine {
         };
         let keys_cap = if limits.max_keys_read > 0 { limits.max_keys_read } else { u64::MAX };
         let tz = cfg.tz.clone();
-        let mut ctx = EvalContext::new(cfg);
+        let mut ctx = EvalContext::new(cfg).with_limits(exec_limits);
+        ctx.check_limits()?;
         let mut env = ExecEnv { ctx: &mut ctx, source };
         let paging = usize::try_from(paging_size).unwrap_or(usize::MAX);
         let mut chunks = Vec::new();
         let (mut rows, mut bytes) = (0usize, 0usize);
+        // The encoded chunks held for the response, as accounted against the budget.
+        let mut chunks_accounted = 0usize;
         let mut batch_size = BATCH_INITIAL_SIZE;
         let stopped_early;
         loop {
@@ -215,6 +266,7 @@ impl Engine {
             if paging > 0 && rows < paging {
                 hint = hint.min(paging - rows);
             }
+            env.ctx.check_limits()?;
             let mut r = root.next_batch(hint, &mut env)?;
             if !r.batch.is_empty() {
                 r.batch.ensure(&offsets, env.ctx)?;
@@ -226,6 +278,7 @@ impl Engine {
                 }
                 rows += r.batch.len();
                 bytes += data.len();
+                env.ctx.account(&mut chunks_accounted, bytes + chunks.len() * CHUNK_OVERHEAD)?;
                 chunks.push(tipb::Chunk {
                     rows_data: Some(Bytes::from(data)),
                     rows_meta: Vec::new(),
@@ -279,6 +332,10 @@ impl Engine {
         let (warnings, count) = ctx.take_warnings();
         response.warnings = warnings;
         response.warning_count = Some(count as i64);
+        // The caller encodes the response: a second copy of the chunks while it does.
+        let mut response_accounted = 0;
+        ctx.account(&mut response_accounted, response.encoded_len())?;
+        ctx.release_memory();
         Ok(DagOutput { response, scanned_range })
     }
 }

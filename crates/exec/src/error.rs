@@ -191,6 +191,21 @@ pub enum Error {
     /// The scan source failed.
     #[error(transparent)]
     Scan(#[from] ScanError),
+    /// An input past one of the engine's size bounds (a LIKE pattern longer than
+    /// `MAX_LIKE_PATTERN`, …).
+    #[error("{what} of {len} bytes is longer than the {limit} accepted")]
+    TooLarge {
+        /// What is too large.
+        what: &'static str,
+        /// Its size in bytes.
+        len: usize,
+        /// The bound.
+        limit: usize,
+    },
+    /// The request hit one of its [`ExecLimits`](crate::ExecLimits): over its memory
+    /// budget, past its deadline, or cancelled.
+    #[error(transparent)]
+    Aborted(#[from] crate::limits::Abort),
     /// A function's own MySQL error or warning (e.g. an invalid regular expression, 1139;
     /// a corrupt `UNCOMPRESS` input, 1259).
     #[error("{msg}")]

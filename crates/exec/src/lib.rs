@@ -6,6 +6,8 @@
 //! `coprocessor.Request` whose `data` is a tipb `DAGRequest` and returns the
 //! `coprocessor.Response`: a `SelectResponse` with TypeDefault or TypeChunk rows, or an
 //! error in the field TiKV would use. The engine never does I/O and never panics on bad input.
+//! [`Engine::handle_limited`] runs a request under [`ExecLimits`] — a deadline, a cancel flag
+//! and a [`MemoryBudget`] — and stops it with an [`Abort`] when one is reached.
 //!
 //! Executors ([`Executor`]) pass [`Batch`]es: physical columns decoded lazily (only the
 //! columns an expression reads, only for rows still selected) plus a selection vector.
@@ -68,11 +70,12 @@ mod error;
 mod exec;
 mod expr;
 mod fixed;
+mod limits;
 mod scan;
 mod types;
 
 pub use batch::{Batch, LazyCol};
-pub use capability::{Capabilities, check_dag};
+pub use capability::{Capabilities, FunctionShape, check_dag, function_shapes};
 pub use collation::{COLLATIONS, Collation, CollationInfo, collation_name};
 pub use column::{
     Arg, Bitmap, BytesT, BytesVec, ColData, DecT, DurT, Elem, FixedVec, IntT, RealT, Scalar, TimeT,
@@ -98,6 +101,8 @@ pub use exec::{
 };
 pub use expr::build::build as build_expr;
 pub use expr::eval::eval as eval_expr;
+pub use expr::like::MAX_LIKE_PATTERN;
 pub use expr::{DEFAULT_MAX_DEPTH, Node, Value};
+pub use limits::{Abort, CHECK_EVERY, CappedBudget, ExecLimits, MemoryBudget};
 pub use scan::{KeyRange, KvBatch, MemScanner, MemStore, ScanError, ScanSource, ScanStatus};
 pub use types::{Charset, EvalType, FLAG_NOT_NULL, FLAG_UNSIGNED, FieldType};

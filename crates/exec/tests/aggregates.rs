@@ -383,3 +383,33 @@ fn every_aggregate_mode_runs_as_tikv_ignores_it() {
         assert_eq!(run(&fts, &rows, aggs(mode)), complete, "mode {mode}");
     }
 }
+
+#[test]
+fn ten_thousand_aggregates_share_one_product() {
+    // SUM(c1 * c1), then SUM(c1 * c1 + k) for k in 1..N: every later argument has the first
+    // one's argument as a child, found among the earlier ones by its encoding (a map, not a
+    // scan of every earlier aggregate per aggregate).
+    const N: i64 = 10_000;
+    let c1 = col(0, ft(mt::LONG_LONG));
+    let square = func(210, ft(mt::LONG_LONG), vec![c1.clone(), c1]); // MultiplyInt
+    let sum_ft = ft_dec(65, 0);
+    let mut aggs = vec![agg(3002, sum_ft.clone(), vec![square.clone()])];
+    aggs.extend((1..N).map(|k| {
+        let plus = func(203, ft(mt::LONG_LONG), vec![square.clone(), int(k)]); // PlusInt
+        agg(3002, sum_ft.clone(), vec![plus])
+    }));
+    let rows: Vec<Vec<Datum>> = (1..=3).map(|v| vec![Datum::Int(v)]).collect();
+    let infos = vec![column_info(1, &ft(mt::LONG_LONG), false)];
+    // More columns than a response may return: a few of them.
+    let picked = [0u32, 1, 2, 5_000, N as u32 - 1];
+    let d = dag(vec![scan(TID, infos, false), aggregation(vec![], aggs)], picked.to_vec(), false);
+    let resp = Engine::default()
+        .handle(&request(&d, vec![table_range(TID, None)]), &mut table(&rows).scanner());
+    let sel = tipb::SelectResponse::decode(resp.data).unwrap();
+    assert!(sel.error.is_none(), "{:?}", sel.error);
+    let out = default_rows(&sel, picked.len()).remove(0);
+    // 1 + 4 + 9 = 14, plus 3k for the k-th.
+    for (k, d) in picked.iter().zip(&out) {
+        assert_eq!(as_f64(d), f64::from(14 + 3 * k), "aggregate {k}");
+    }
+}

@@ -14,7 +14,7 @@ use std::time::Instant;
 use crate::batch::Batch;
 use crate::column::{Scalar, VecCol};
 use crate::error::Result;
-use crate::exec::top_n::{cmp_sort_keys, same_key};
+use crate::exec::top_n::{cmp_sort_keys, entry_bytes, same_key};
 use crate::exec::{BATCH_MAX_SIZE, BatchResult, ExecEnv, ExecStats, Executor, ScanCounters};
 use crate::expr::{Node, eval};
 use crate::types::FieldType;
@@ -39,6 +39,10 @@ pub struct PartitionTopNExecutor {
     current: Option<Vec<Scalar>>,
     /// The current partition's best rows so far (at most about `2 * limit`).
     heap: Vec<Entry>,
+    /// The bytes of the rows in `heap` (see [`entry_bytes`]).
+    heap_bytes: usize,
+    /// The bytes accounted against the request's memory budget.
+    accounted: usize,
     seq: u64,
     done: bool,
     stats: ExecStats,
@@ -79,6 +83,8 @@ impl PartitionTopNExecutor {
             passthrough: false,
             current: None,
             heap: Vec::new(),
+            heap_bytes: 0,
+            accounted: 0,
             seq: 0,
             done: false,
             stats: ExecStats::default(),
@@ -100,6 +106,7 @@ impl PartitionTopNExecutor {
         let mut heap = std::mem::take(&mut self.heap);
         heap.sort_by(|a, b| self.cmp(a, b));
         heap.truncate(self.limit);
+        self.heap_bytes = heap.iter().map(|e| entry_bytes(&e.keys, &e.row)).sum();
         self.heap = heap;
     }
 
@@ -107,6 +114,7 @@ impl PartitionTopNExecutor {
     fn flush(&mut self, out: &mut Vec<Vec<Scalar>>) {
         self.shrink();
         out.extend(std::mem::take(&mut self.heap).into_iter().map(|e| e.row));
+        self.heap_bytes = 0;
     }
 
     fn rows_batch(&self, rows: &[Vec<Scalar>]) -> Result<Batch> {
@@ -167,16 +175,14 @@ impl Executor for PartitionTopNExecutor {
                 self.flush(&mut out);
                 self.current = Some(part);
             }
-            let row = (0..width)
+            let row: Vec<Scalar> = (0..width)
                 .map(|c| {
                     r.batch.decoded(c).map_or(Scalar::Null, |col| col.scalar_at(phys as usize))
                 })
                 .collect();
-            self.heap.push(Entry {
-                keys: keys.iter().map(|k| k.scalar_at(i)).collect(),
-                seq: self.seq,
-                row,
-            });
+            let sort_keys: Vec<Scalar> = keys.iter().map(|k| k.scalar_at(i)).collect();
+            self.heap_bytes += entry_bytes(&sort_keys, &row);
+            self.heap.push(Entry { keys: sort_keys, seq: self.seq, row });
             self.seq += 1;
             if self.heap.len() >= self.limit.saturating_mul(2).max(BATCH_MAX_SIZE) {
                 self.shrink();
@@ -186,6 +192,8 @@ impl Executor for PartitionTopNExecutor {
             self.flush(&mut out);
             self.done = true;
         }
+        // The current partition's rows held, accounted once per batch.
+        env.ctx.account(&mut self.accounted, self.heap_bytes)?;
         let batch = self.rows_batch(&out)?;
         self.stats.record(start, out.len());
         Ok(BatchResult { batch, drained: r.drained })

@@ -646,6 +646,9 @@ impl Executor for TableScanExecutor {
     }
 
     fn next_batch(&mut self, hint: usize, env: &mut ExecEnv<'_>) -> Result<BatchResult> {
+        // Every batch read passes here, whichever executor consumes it: the limits are
+        // checked once per batch scanned.
+        env.ctx.check_limits()?;
         let start = Instant::now();
         let hint = hint.max(1);
         // Reuse the previous batch's arena once every reader of it is gone (no allocation,

@@ -9,6 +9,7 @@ use crate::error::Result;
 use crate::exec::{BATCH_MAX_SIZE, BatchResult, ExecEnv, ExecStats, Executor, ScanCounters};
 use crate::expr::eval::cmp_int;
 use crate::expr::{Node, eval};
+use crate::limits::scalars_bytes;
 use crate::types::{Collation, FieldType};
 
 /// Compares two scalars of one field type; NULL sorts first, strings by collation.
@@ -59,6 +60,12 @@ struct Entry {
     row: Vec<Scalar>,
 }
 
+/// The bytes a held row takes: its slot in the buffer, its sort keys and its values.
+pub(crate) fn entry_bytes(keys: &[Scalar], row: &[Scalar]) -> usize {
+    // The slot: two vectors and the sequence number.
+    2 * std::mem::size_of::<Vec<Scalar>>() + 8 + scalars_bytes(keys) + scalars_bytes(row)
+}
+
 /// Compares two rows' sort keys in `order_by`'s order (each key descending or not, under
 /// its type); rows whose keys all tie are Equal.
 pub(crate) fn cmp_sort_keys(
@@ -88,6 +95,10 @@ pub struct TopNExecutor {
     refs: Vec<usize>,
     limit: usize,
     heap: Vec<Entry>,
+    /// The bytes of the rows in `heap` (see [`entry_bytes`]).
+    heap_bytes: usize,
+    /// The bytes accounted against the request's memory budget.
+    accounted: usize,
     seq: u64,
     out: Option<std::vec::IntoIter<Entry>>,
     /// Under paging with a limit above `paging_size`, the rows pass through unsorted (TiDB
@@ -113,6 +124,8 @@ impl TopNExecutor {
             refs,
             limit: usize::try_from(limit).unwrap_or(usize::MAX),
             heap: Vec::new(),
+            heap_bytes: 0,
+            accounted: 0,
             seq: 0,
             out: None,
             passthrough: false,
@@ -137,6 +150,7 @@ impl TopNExecutor {
         let mut heap = std::mem::take(&mut self.heap);
         heap.sort_by(|a, b| self.cmp(a, b));
         heap.truncate(self.limit);
+        self.heap_bytes = heap.iter().map(|e| entry_bytes(&e.keys, &e.row)).sum();
         self.heap = heap;
     }
 
@@ -161,18 +175,22 @@ impl TopNExecutor {
                     seq: self.seq,
                     row,
                 };
+                self.heap_bytes += entry_bytes(&entry.keys, &entry.row);
                 self.seq += 1;
                 self.heap.push(entry);
             }
+            // Accounted once per batch: the rows held, at most a batch past the budget.
+            env.ctx.account(&mut self.accounted, self.heap_bytes)?;
             if self.heap.len() >= self.limit.saturating_mul(2).max(BATCH_MAX_SIZE) {
                 self.shrink();
+                env.ctx.account(&mut self.accounted, self.heap_bytes)?;
             }
             if r.drained {
                 break;
             }
         }
         self.shrink();
-        Ok(())
+        env.ctx.account(&mut self.accounted, self.heap_bytes)
     }
 }
 

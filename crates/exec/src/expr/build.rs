@@ -67,6 +67,9 @@ pub enum Meta {
     LikeDynamic(Collation, i32),
     /// A regular expression function: its flags, and its pattern when constant.
     Regexp(Box<crate::expr::regexp::RegexpMeta>),
+    /// An `IN` whose list is all constants: the list hashed once (see
+    /// [`InSet`](crate::expr::compare::InSet)).
+    InSet(Box<crate::expr::compare::InSet>),
     /// A cast TiDB marked `in_union` (`InUnionMetadata` in `Expr.val`): the implicit cast of
     /// a UNION branch, where a negative value cast to an unsigned type becomes 0.
     InUnion,

@@ -8,16 +8,13 @@ use crate::column::{
 };
 use crate::ctx::EvalContext;
 use crate::error::{Error, Result};
-use crate::expr::build::{Meta, Node};
+use crate::expr::build::{Meta, Node, NodeKind};
 use crate::expr::decimal_fast;
 use crate::expr::kernel::{valid2, zip_all};
 use crate::expr::registry::{Args, Call, Registry};
 use crate::expr::sig::type_at;
 use crate::expr::value::Value;
 use crate::types::{Collation, EvalType, FieldType};
-
-/// `InString`.
-pub const IN_STRING: i32 = 4004;
 
 pub(super) fn register(r: &mut Registry) {
     for s in 100..=166 {
@@ -31,13 +28,10 @@ pub(super) fn register(r: &mut Registry) {
             }
         }
     }
-    // In (int, real, decimal, string, time, duration).
+    // In (int, real, decimal, string, time, duration): a constant list is hashed once.
     for s in 4001..=4006 {
         if let Some(t) = type_at(s - 4001) {
-            let def = r.add(s, Args::Variadic(t), EvalType::Int, in_kernel);
-            if s == IN_STRING {
-                def.with_meta(collation_meta);
-            }
+            r.add(s, Args::Variadic(t), EvalType::Int, in_kernel).with_meta(in_meta);
         }
     }
     // InJson: equality by JSON comparison (TiKV `compare_in_by_compare_json`).
@@ -135,8 +129,172 @@ fn compare_kernel(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
     })
 }
 
-fn in_kernel(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
-    in_list(c.func, c.args, c.n)
+fn in_kernel(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
+    match c.meta() {
+        Meta::InSet(set) => {
+            let target = c.args.first().ok_or_else(|| Error::invalid("IN without arguments"))?;
+            let unsigned = c.func.children.first().is_some_and(|t| t.ft.is_unsigned());
+            set.eval(target, unsigned, c.n)
+        }
+        _ => {
+            // Every row compares with every item: work the request's limits see.
+            ctx.tick(c.n.saturating_mul(c.args.len()))?;
+            in_list(c.func, c.args, c.n)
+        }
+    }
+}
+
+/// Lists shorter than this are compared item by item (hashing would not pay).
+const IN_SET_MIN: usize = 8;
+
+/// The metadata of an `IN`: the collation of a string `IN`, and the hashed list when every
+/// item is a constant.
+fn in_meta(ft: &FieldType, children: &[Node]) -> Result<Meta> {
+    let string = children.first().is_some_and(|c| c.et == EvalType::Bytes);
+    let coll = if string { ft.collation()? } else { Collation::Binary };
+    let items = children.get(1..).unwrap_or_default();
+    if items.len() < IN_SET_MIN {
+        return Ok(if string { Meta::Collation(coll) } else { Meta::None });
+    }
+    let mut consts = Vec::with_capacity(items.len());
+    for it in items {
+        match &it.kind {
+            NodeKind::Const(s) => consts.push((s, it.ft.is_unsigned())),
+            _ => return Ok(if string { Meta::Collation(coll) } else { Meta::None }),
+        }
+    }
+    Ok(Meta::InSet(Box::new(InSet::new(coll, consts))))
+}
+
+/// An equality key: two values are equal under the `IN` comparison exactly when their keys
+/// are (integers by value whatever their signedness, `-0.0` as `0.0`, strings by sort key).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum InKey {
+    Int(i128),
+    Real(u64),
+    Decimal(rcop_datum::Decimal),
+    Bytes(Vec<u8>),
+    Time(rcop_datum::Time),
+    Duration(rcop_datum::Duration),
+}
+
+/// A constant `IN` list, hashed once per request by equality key, respecting the string
+/// collation. Values without a key that decides equality (strings that are not UTF-8 under
+/// a collation with weights, which compare Equal at the first invalid sequence; JSON) are
+/// compared one by one as before.
+#[derive(Debug, Clone)]
+pub struct InSet {
+    coll: Collation,
+    keys: std::collections::HashSet<InKey, foldhash::fast::RandomState>,
+    /// The strings' keys, apart: a target's key is looked up borrowed (no allocation a row).
+    strs: std::collections::HashSet<Vec<u8>, foldhash::fast::RandomState>,
+    /// Items compared one by one, with their signedness.
+    linear: Vec<(Scalar, bool)>,
+    /// Every non-NULL item, for a target without a key.
+    all: Vec<(Scalar, bool)>,
+    has_null: bool,
+}
+
+impl InSet {
+    fn new(coll: Collation, items: Vec<(&Scalar, bool)>) -> InSet {
+        let mut set = InSet {
+            coll,
+            keys: std::collections::HashSet::with_capacity_and_hasher(
+                items.len(),
+                foldhash::fast::RandomState::default(),
+            ),
+            strs: std::collections::HashSet::default(),
+            linear: Vec::new(),
+            all: Vec::with_capacity(items.len()),
+            has_null: false,
+        };
+        let mut scratch = Vec::new();
+        for (s, unsigned) in items {
+            if s.is_null() {
+                set.has_null = true;
+                continue;
+            }
+            match set.key(s, unsigned, &mut scratch) {
+                Some(InKey::Bytes(k)) => {
+                    set.strs.insert(k);
+                }
+                Some(k) => {
+                    set.keys.insert(k);
+                }
+                None => set.linear.push((s.clone(), unsigned)),
+            }
+            set.all.push((s.clone(), unsigned));
+        }
+        set
+    }
+
+    /// The equality key of `s`, `None` when only a comparison decides.
+    fn key(&self, s: &Scalar, unsigned: bool, scratch: &mut Vec<u8>) -> Option<InKey> {
+        Some(match s {
+            Scalar::Int(v) => {
+                InKey::Int(if unsigned { i128::from(*v as u64) } else { i128::from(*v) })
+            }
+            Scalar::Real(v) => InKey::Real(if *v == 0.0 { 0 } else { v.to_bits() }),
+            Scalar::Decimal(d) => InKey::Decimal(*d),
+            Scalar::Bytes(b) => {
+                if !self.coll.is_bytes() && std::str::from_utf8(b).is_err() {
+                    return None;
+                }
+                InKey::Bytes(self.coll.key(b, scratch).to_vec())
+            }
+            Scalar::DateTime(t) => InKey::Time(*t),
+            Scalar::Duration(d) => InKey::Duration(*d),
+            _ => return None,
+        })
+    }
+
+    /// `target IN (list)` over `n` rows: 1, 0, or NULL (a NULL target, or no match and a
+    /// NULL in the list).
+    fn eval(&self, target: &Value<'_>, unsigned: bool, n: usize) -> Result<VecCol> {
+        let mut out = VecCol::new(EvalType::Int, n);
+        let mut scratch = Vec::new();
+        let miss = if self.has_null { None } else { Some(0) };
+        if let Ok(a) = target.arg::<BytesT>() {
+            // Strings read in place, their keys looked up borrowed.
+            for i in 0..n {
+                let Some(b) = a.get(i) else {
+                    out.push_null();
+                    continue;
+                };
+                let hashable = self.coll.is_bytes() || std::str::from_utf8(b).is_ok();
+                let one_by_one = |items: &[(Scalar, bool)]| {
+                    let t = Scalar::Bytes(b.to_vec());
+                    items.iter().any(|(v, _)| scalar_eq(&t, v, self.coll))
+                };
+                let found = if hashable {
+                    self.strs.contains(self.coll.key(b, &mut scratch))
+                        || (!self.linear.is_empty() && one_by_one(&self.linear))
+                } else {
+                    one_by_one(&self.all)
+                };
+                IntT::push(&mut out, if found { Some(1) } else { miss });
+            }
+            return Ok(out);
+        }
+        for i in 0..n {
+            let t = target.scalar_at(i);
+            if t.is_null() {
+                out.push_null();
+                continue;
+            }
+            let eq = |(v, u): &(Scalar, bool)| match (&t, v) {
+                (Scalar::Int(x), Scalar::Int(y)) => cmp_int(*x, unsigned, *y, *u).is_eq(),
+                _ => scalar_eq(&t, v, self.coll),
+            };
+            let found = match self.key(&t, unsigned, &mut scratch) {
+                Some(InKey::Bytes(k)) => self.strs.contains(&k) || self.linear.iter().any(eq),
+                Some(k) => self.keys.contains(&k) || self.linear.iter().any(eq),
+                None => self.all.iter().any(eq),
+            };
+            IntT::push(&mut out, if found { Some(1) } else { miss });
+        }
+        Ok(out)
+    }
 }
 
 /// Integer comparison honouring each side's signedness.

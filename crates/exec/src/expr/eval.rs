@@ -5,7 +5,7 @@ use crate::batch::Batch;
 use crate::column::VecCol;
 use crate::ctx::EvalContext;
 use crate::error::{Error, Result};
-use crate::expr::build::{Func, Node, NodeKind};
+use crate::expr::build::{Func, Meta, Node, NodeKind};
 use crate::expr::registry::Call;
 use crate::types::{EvalType, FieldType};
 
@@ -30,8 +30,14 @@ pub fn eval<'b>(node: &Node, batch: &'b Batch, ctx: &mut EvalContext) -> Result<
         }
         NodeKind::Func(f) => {
             let n = batch.len();
-            let mut args = Vec::with_capacity(f.children.len());
-            for c in &f.children {
+            // An IN whose constant list is hashed reads only its target: its items are not
+            // evaluated (cloned) batch after batch.
+            let children = match &f.meta {
+                Meta::InSet(_) => f.children.get(..1).unwrap_or_default(),
+                _ => &f.children[..],
+            };
+            let mut args = Vec::with_capacity(children.len());
+            for c in children {
                 args.push(eval(c, batch, ctx)?);
             }
             eval_func(f, &node.ft, node.et, &args, n, ctx).map(Value::Owned)

@@ -282,6 +282,9 @@ fn regexp_kernel(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
                 }
             }
         };
+        // The regex engine is linear in the text (times the pattern): long texts are work
+        // the request's limits see.
+        ctx.tick(t.len() + p.len())?;
         let t = utf8(t)?;
         match kind {
             Kind::Like => IntT::push(&mut out, Some(i64::from(re.is_match(t)))),

@@ -12,6 +12,7 @@ use crate::exec::agg::{AggState, Plan, drain_front, require_collation};
 use crate::exec::top_n::cmp_scalar;
 use crate::expr::Node;
 use crate::expr::eval::Value;
+use crate::limits::scalar_heap_bytes;
 use crate::types::{FLAG_UNSIGNED, FieldType};
 
 fn plan(own: &FieldType, arg: &Node, max: bool) -> Result<Plan> {
@@ -26,7 +27,7 @@ fn plan(own: &FieldType, arg: &Node, max: bool) -> Result<Plan> {
     Ok(Plan {
         cast: None,
         out: vec![*own],
-        state: Box::new(Extreme { max, cmp_ft, vals: Vec::new() }),
+        state: Box::new(Extreme { max, cmp_ft, vals: Vec::new(), heap: 0 }),
     })
 }
 
@@ -47,6 +48,8 @@ pub(crate) struct Extreme {
     /// The type values compare as (collation of the result, signedness of the argument).
     cmp_ft: FieldType,
     vals: Vec<Scalar>,
+    /// The heap bytes of `vals`.
+    heap: usize,
 }
 
 impl AggState for Extreme {
@@ -66,6 +69,7 @@ impl AggState for Extreme {
                     if self.max { o.is_gt() } else { o.is_lt() }
                 };
                 if better {
+                    self.heap = self.heap + scalar_heap_bytes(&x) - scalar_heap_bytes(cur);
                     *cur = x;
                 }
             }
@@ -83,6 +87,12 @@ impl AggState for Extreme {
     }
 
     fn forget_front(&mut self, k: usize) {
+        let gone: usize = self.vals.iter().take(k).map(scalar_heap_bytes).sum();
+        self.heap -= gone;
         drain_front(&mut self.vals, k);
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.heap
     }
 }

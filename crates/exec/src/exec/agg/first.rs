@@ -9,6 +9,7 @@ use crate::exec::agg::registry::wrong_type;
 use crate::exec::agg::{AggState, Plan, drain_front};
 use crate::expr::Node;
 use crate::expr::eval::Value;
+use crate::limits::scalar_heap_bytes;
 use crate::types::{EvalType, FieldType};
 
 /// Plans FIRST_ROW.
@@ -19,7 +20,7 @@ pub(crate) fn plan(own: &FieldType, arg: &Node) -> Result<Plan> {
     Ok(Plan {
         cast: None,
         out: vec![*own],
-        state: Box::new(First { et: arg.et, vals: Vec::new() }),
+        state: Box::new(First { et: arg.et, vals: Vec::new(), heap: 0 }),
     })
 }
 
@@ -28,6 +29,8 @@ pub(crate) fn plan(own: &FieldType, arg: &Node) -> Result<Plan> {
 pub(crate) struct First {
     et: EvalType,
     vals: Vec<Option<Scalar>>,
+    /// The heap bytes of `vals`.
+    heap: usize,
 }
 
 impl AggState for First {
@@ -38,7 +41,9 @@ impl AggState for First {
     fn update(&mut self, g: &[u32], v: &Value<'_>, _arg_ft: &FieldType) -> Result<()> {
         for (i, &gi) in g.iter().enumerate() {
             if let Some(slot @ None) = self.vals.get_mut(gi as usize) {
-                *slot = Some(v.scalar_at(i));
+                let x = v.scalar_at(i);
+                self.heap += scalar_heap_bytes(&x);
+                *slot = Some(x);
             }
         }
         Ok(())
@@ -54,6 +59,12 @@ impl AggState for First {
     }
 
     fn forget_front(&mut self, k: usize) {
+        let gone: usize = self.vals.iter().take(k).flatten().map(scalar_heap_bytes).sum();
+        self.heap -= gone;
         drain_front(&mut self.vals, k);
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.heap
     }
 }

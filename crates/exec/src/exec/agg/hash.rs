@@ -18,7 +18,16 @@ use crate::exec::agg::key::{encode_key, pack_short_key, short_key};
 use crate::exec::agg::{Aggregates, batch_of, build_group_by};
 use crate::exec::{BATCH_MAX_SIZE, BatchResult, ExecEnv, ExecStats, Executor, ScanCounters};
 use crate::expr::{Node, eval};
+use crate::limits::scalars_bytes;
 use crate::types::{Collation, FieldType};
+
+/// The bytes a packed key's map entry takes: the `(u128, u32)` slot padded to 32 bytes,
+/// its control byte, and the table's spare room (at most half empty after a resize).
+const SHORT_ENTRY_BYTES: usize = 2 * 33;
+
+/// The bytes a long key's map entry takes besides the key's own bytes: the `(Vec<u8>, u32)`
+/// slot, its control byte, spare room, and the allocation's header.
+const LONG_ENTRY_BYTES: usize = 2 * 33 + 16;
 
 /// The hash aggregation executor (with no GROUP BY it computes one group, as simple
 /// aggregation does).
@@ -35,6 +44,12 @@ pub struct AggregationExecutor {
     map: HashMap<Vec<u8>, u32, foldhash::fast::RandomState>,
     group_values: Vec<Vec<Scalar>>,
     groups: usize,
+    /// The estimated bytes of the groups: keys in the maps, key values, state slots.
+    group_bytes: usize,
+    /// The bytes accounted against the request's memory budget.
+    accounted: usize,
+    /// The state slots of one group, in bytes (see [`Aggregates::bytes_per_group`]).
+    per_group: usize,
     output: Option<(Vec<VecCol>, usize)>,
     paging_size: Option<u64>,
     paging_drained: bool,
@@ -70,11 +85,15 @@ impl AggregationExecutor {
             map: HashMap::with_hasher(foldhash::fast::RandomState::default()),
             group_values: Vec::new(),
             groups: 0,
+            group_bytes: 0,
+            accounted: 0,
+            per_group: 0,
             output: None,
             paging_size: cfg.paging_size,
             paging_drained: false,
             stats: ExecStats::default(),
         };
+        ex.per_group = ex.aggs.bytes_per_group();
         if ex.group_by.is_empty() {
             ex.groups = 1;
             ex.aggs.grow(1);
@@ -89,7 +108,10 @@ impl AggregationExecutor {
         let n = batch.len();
         let g: Vec<u32> =
             if self.group_by.is_empty() { vec![0; n] } else { self.group_ids(batch, ctx)? };
-        self.aggs.update(batch, &g, ctx)
+        self.aggs.update(batch, &g, ctx)?;
+        // Accounted once per batch: at most a batch of groups past the budget.
+        let now = self.group_bytes + self.aggs.heap_bytes();
+        ctx.account(&mut self.accounted, now)
     }
 
     fn group_ids(&mut self, batch: &Batch, ctx: &mut EvalContext) -> Result<Vec<u32>> {
@@ -125,11 +147,19 @@ impl AggregationExecutor {
                 None => {
                     let id =
                         u32::try_from(self.groups).map_err(|_| Error::Overflow("group count"))?;
-                    match short {
-                        Some(k) => self.short.insert(k, id),
-                        None => self.map.insert(buf.clone(), id),
+                    let key_bytes = match short {
+                        Some(k) => {
+                            self.short.insert(k, id);
+                            SHORT_ENTRY_BYTES
+                        }
+                        None => {
+                            self.map.insert(buf.clone(), id);
+                            LONG_ENTRY_BYTES + buf.len()
+                        }
                     };
-                    self.group_values.push(keys.iter().map(|k| k.scalar_at(i)).collect());
+                    let values: Vec<Scalar> = keys.iter().map(|k| k.scalar_at(i)).collect();
+                    self.group_bytes += key_bytes + scalars_bytes(&values) + self.per_group;
+                    self.group_values.push(values);
                     self.groups += 1;
                     id
                 }

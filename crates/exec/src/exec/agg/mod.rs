@@ -38,7 +38,7 @@ pub use simple::SimpleAggregationExecutor;
 pub use stream::StreamAggregationExecutor;
 
 use crate::batch::Batch;
-use crate::column::VecCol;
+use crate::column::{Scalar, VecCol};
 use crate::ctx::{EvalConfig, EvalContext};
 use crate::error::Result;
 use crate::expr::Node;
@@ -70,6 +70,12 @@ pub(crate) trait AggState: std::fmt::Debug {
 
     /// Drops the first `k` groups; group `k` becomes group 0.
     fn forget_front(&mut self, k: usize);
+
+    /// The heap bytes the state's values hold beyond their fixed per-group slots (the
+    /// strings and JSON of MIN, MAX and FIRST_ROW), kept as a running count: O(1).
+    fn heap_bytes(&self) -> usize {
+        0
+    }
 }
 
 /// A cast TiKV inserts over an aggregate's argument (`rewrite_exp_for_sum_avg`,
@@ -126,6 +132,8 @@ pub(crate) struct Aggregates {
     /// Per function, `Some((k, i))` when child `k` of its argument (a function call) is the
     /// same expression as the argument of the earlier function `i` (see [`reuse`]).
     reuse: Vec<Option<(usize, usize)>>,
+    /// Per function, whether a later one reuses its value.
+    wanted: Vec<bool>,
     /// The child columns the arguments read.
     refs: Vec<usize>,
 }
@@ -143,9 +151,12 @@ impl Aggregates {
             fns.push(registry::build(e, schema, cfg, depth)?);
         }
         let reuse = reuse::find_reuse(protos, &fns);
+        let wanted = reuse::wanted(&reuse);
         let mut refs = Vec::new();
         fns.iter().for_each(|a| a.arg.column_refs(&mut refs));
-        Ok(Aggregates { fns, reuse, refs })
+        refs.sort_unstable();
+        refs.dedup();
+        Ok(Aggregates { fns, reuse, wanted, refs })
     }
 
     /// The child columns the arguments read.
@@ -165,7 +176,7 @@ impl Aggregates {
 
     /// Folds the batch's logical rows into the groups `g` (one per row).
     pub fn update(&mut self, batch: &Batch, g: &[u32], ctx: &mut EvalContext) -> Result<()> {
-        reuse::update_all(&mut self.fns, &self.reuse, batch, g, ctx)
+        reuse::update_all(&mut self.fns, &self.reuse, &self.wanted, batch, g, ctx)
     }
 
     /// Appends every function's result columns for `groups`.
@@ -179,6 +190,17 @@ impl Aggregates {
     /// Drops the first `k` groups of every function.
     pub fn forget_front(&mut self, k: usize) {
         self.fns.iter_mut().for_each(|a| a.state.forget_front(k));
+    }
+
+    /// An estimate of the bytes one group's states take in their fixed slots: one scalar
+    /// slot per output column (counts and sums are smaller, decimals about that).
+    pub fn bytes_per_group(&self) -> usize {
+        self.fns.iter().map(|a| a.out.len()).sum::<usize>() * std::mem::size_of::<Scalar>()
+    }
+
+    /// The heap bytes the states hold beyond their fixed slots.
+    pub fn heap_bytes(&self) -> usize {
+        self.fns.iter().map(|a| a.state.heap_bytes()).sum()
     }
 }
 

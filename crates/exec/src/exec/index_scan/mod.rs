@@ -148,6 +148,9 @@ impl Executor for IndexScanExecutor {
     }
 
     fn next_batch(&mut self, hint: usize, env: &mut ExecEnv<'_>) -> Result<BatchResult> {
+        // Every batch read passes here, whichever executor consumes it: the limits are
+        // checked once per batch scanned.
+        env.ctx.check_limits()?;
         let start = Instant::now();
         let hint = hint.max(1);
         let (kv, cells) = match self.spare.take() {

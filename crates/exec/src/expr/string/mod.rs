@@ -218,8 +218,8 @@ fn like_meta(ft: &FieldType, children: &[Node]) -> Result<Meta> {
     })
 }
 
-fn like_kernel(c: &Call<'_, '_>, _: &mut EvalContext) -> Result<VecCol> {
-    like(c.func, c.n, c.typed(0)?, c.typed(1)?, c.typed(2)?)
+fn like_kernel(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<VecCol> {
+    like(c.func, c.n, c.typed(0)?, c.typed(1)?, c.typed(2)?, ctx)
 }
 
 fn like<'a>(
@@ -228,12 +228,20 @@ fn like<'a>(
     text: Arg<'a, BytesT>,
     pattern: Arg<'a, BytesT>,
     escape: Arg<'a, IntT>,
+    ctx: &mut EvalContext,
 ) -> Result<VecCol> {
     let mut out = VecCol::new(EvalType::Int, n);
+    // Long texts and patterns are work: the request's limits are checked as it goes.
+    let mut check = |units| ctx.tick(units);
     match &f.meta {
         Meta::Like(p) => {
-            let data =
-                zip_all(n, text, Arg::<IntT>::Const(Some(0)), |t, _| i64::from(p.matches(t)));
+            let mut data = Vec::with_capacity(n);
+            for i in 0..n {
+                data.push(match text.get(i) {
+                    Some(t) => i64::from(p.matches_with(t, &mut check)?),
+                    None => 0,
+                });
+            }
             let valid = validity(&text, n);
             return Ok(VecCol { data: ColData::Int(data), valid });
         }
@@ -241,8 +249,9 @@ fn like<'a>(
             for i in 0..n {
                 match (text.get(i), pattern.get(i), escape.get(i)) {
                     (Some(t), Some(p), Some(e)) => {
+                        check(p.len())?;
                         let pat = LikePattern::compile(p, e, *collate)?;
-                        IntT::push(&mut out, Some(i64::from(pat.matches(t))));
+                        IntT::push(&mut out, Some(i64::from(pat.matches_with(t, &mut check)?)));
                     }
                     _ => out.push_null(),
                 }

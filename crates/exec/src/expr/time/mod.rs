@@ -60,7 +60,12 @@ pub fn invalid_time(ctx: &mut EvalContext, e: Error) -> Result<()> {
 /// MySQL's "Incorrect datetime value" (1292) for `value`.
 pub fn incorrect_datetime(value: impl std::fmt::Display) -> Error {
     let mut v = value.to_string();
-    v.truncate(64);
+    // At most 64 bytes, cut at a character boundary (the value may be any UTF-8 text).
+    let mut cut = v.len().min(64);
+    while !v.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    v.truncate(cut);
     Error::Truncated { what: "datetime", value: v }
 }
 

@@ -235,3 +235,18 @@ fn sysdate_is_now_in_the_session_zone() {
             .is_err()
     );
 }
+
+#[test]
+fn incorrect_datetime_messages_cut_at_a_character_boundary() {
+    // 63 ASCII bytes then a two-byte character across byte 64 (found by the dag fuzzer:
+    // `String::truncate` in the middle of a character panicked).
+    let value = format!("{}é and more", "x".repeat(63));
+    match super::incorrect_datetime(&value) {
+        crate::error::Error::Truncated { value: v, .. } => assert_eq!(v, "x".repeat(63)),
+        other => panic!("{other:?}"),
+    }
+    match super::incorrect_datetime("2024-13-01") {
+        crate::error::Error::Truncated { value: v, .. } => assert_eq!(v, "2024-13-01"),
+        other => panic!("{other:?}"),
+    }
+}
