@@ -49,17 +49,33 @@ pub enum Error {
     /// (403).
     #[error("unauthenticated: {0}")]
     Unauthenticated(rcop_tls::AuthError),
-    /// The request's decompressed blocks need more memory than the whole reservation
-    /// capacity: it can never run here (413; a storage node runs it locally).
+    /// The request needs more memory than the whole reservation capacity (its body, its
+    /// snapshot and `what`): it can never run here (413; a storage node runs it locally).
     #[error(
-        "memory limit exceeded: the snapshot needs {needed} bytes decompressed, more than the capacity of {capacity}"
+        "memory limit exceeded: with {what} the request needs {needed} bytes, more than the capacity of {capacity}"
     )]
     NeverFits {
-        /// Bytes the reservation would have needed.
+        /// What pushed it past: its decompressed blocks, its execution.
+        what: &'static str,
+        /// Bytes the request would have needed.
         needed: u64,
         /// `memory-upper-threshold` in bytes.
         capacity: u64,
     },
+    /// The engine's state outgrew what the memory reservation can give now (503: another
+    /// worker, or this one later, may have room).
+    #[error(
+        "memory limit exceeded: the request's execution holds {held} bytes and {requested} more are not free"
+    )]
+    OverBudget {
+        /// Bytes the engine asked for.
+        requested: u64,
+        /// Bytes it held.
+        held: u64,
+    },
+    /// The engine stopped the request (cancelled).
+    #[error("request stopped: {0}")]
+    Aborted(String),
     /// The body did not arrive within `body-read-timeout` (408).
     #[error("request body not received within {0:?}")]
     BodyTimeout(Duration),
@@ -107,6 +123,7 @@ impl Error {
             Error::Snapshot(rcop_snap::Error::Sst(rcop_sst::Error::OverBudget { .. })) => 503,
             Error::Snapshot(e) if is_bad_request(e) => 400,
             Error::Limiter(e) if e.is_retryable() => 503,
+            Error::OverBudget { .. } => 503,
             // More memory than this worker has at all: not retryable; a storage node runs a
             // 413 locally instead of re-sending it until the deadline.
             Error::Limiter(e) if e.never_fits() => 413,
@@ -122,7 +139,7 @@ impl Error {
             Error::Body(_) => "body_read",
             Error::BodyTimeout(_) => "body_timeout",
             Error::Unauthenticated(_) => "unauthenticated",
-            Error::NeverFits { .. } => "memory_limit_exceeded",
+            Error::NeverFits { .. } | Error::OverBudget { .. } => "memory_limit_exceeded",
             Error::InvalidRequest(_) => "invalid_request",
             Error::Decode(_) | Error::Delegate(_) => "decode",
             Error::Snapshot(_) => "snapshot",

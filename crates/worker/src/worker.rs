@@ -60,6 +60,39 @@ impl Reply {
     }
 }
 
+/// The engine's memory budget: the request's reservation, grown and shrunk as the engine's
+/// state changes.
+#[derive(Debug)]
+struct ReservationBudget {
+    reservation: Arc<std::sync::Mutex<MemoryReservation>>,
+    /// Bytes the request holds elsewhere (its body).
+    others: u64,
+    capacity: u64,
+}
+
+impl ReservationBudget {
+    /// The request's whole need with `requested` bytes more than the reservation holds now,
+    /// when it is past the capacity (it can never fit); `None` when it could fit once others
+    /// free theirs.
+    fn total_with(&self, requested: u64) -> Option<u64> {
+        let held = self.reservation.lock().map_or(0, |r| r.bytes());
+        let total = held.saturating_add(self.others).saturating_add(requested);
+        (total > self.capacity).then_some(total)
+    }
+}
+
+impl rcop_exec::MemoryBudget for ReservationBudget {
+    fn try_grow(&self, bytes: usize) -> bool {
+        self.reservation.lock().is_ok_and(|mut r| r.try_grow(bytes as u64).is_ok())
+    }
+
+    fn shrink(&self, bytes: usize) {
+        if let Ok(mut r) = self.reservation.lock() {
+            r.shrink(bytes as u64);
+        }
+    }
+}
+
 /// What `/readyz` reports: draining, and the last object-store check's error.
 #[derive(Debug, Default)]
 struct Readiness {
@@ -652,11 +685,13 @@ impl Worker {
         // fit: remembered, so the refusal is a 413 (run it locally), not a 503.
         let grow = Arc::clone(&reservation);
         let capacity = self.limiter.memory_limiter().capacity();
+        // What the request holds besides this reservation: its body's bytes.
+        let body_bytes = body_reservation.as_ref().map_or(0, MemoryReservation::bytes);
         let past_capacity = Arc::new(std::sync::atomic::AtomicU64::new(0));
         let needed_total = Arc::clone(&past_capacity);
         let plan = plan.with_block_budget(Arc::new(move |bytes: u64| {
             grow.lock().is_ok_and(|mut r| {
-                let total = r.bytes().saturating_add(bytes);
+                let total = r.bytes().saturating_add(bytes).saturating_add(body_bytes);
                 if total > capacity {
                     needed_total.store(total, std::sync::atomic::Ordering::Relaxed);
                 }
@@ -677,6 +712,7 @@ impl Worker {
                 if past_capacity.load(std::sync::atomic::Ordering::Relaxed) > 0 =>
             {
                 return Err(Error::NeverFits {
+                    what: "its decompressed blocks",
                     needed: past_capacity.load(std::sync::atomic::Ordering::Relaxed),
                     capacity,
                 });
@@ -695,20 +731,50 @@ impl Worker {
         let engine = self.engine.clone();
         let start_ts = req.start_ts;
         let cancel = Arc::clone(&cancelled);
-        let (mut resp, stats, process) = self
+        // The engine's state (groups, heaps, buffers, the response) grows the same
+        // reservation as the snapshot; its deadline and cancel flag are the request's.
+        let budget = Arc::new(ReservationBudget {
+            reservation: Arc::clone(&held.0),
+            others: body_bytes,
+            capacity,
+        });
+        let limits = rcop_exec::ExecLimits::default()
+            .with_deadline(deadline)
+            .with_cancel_flag(Arc::clone(&cancelled))
+            .with_memory(Arc::clone(&budget) as Arc<dyn rcop_exec::MemoryBudget>);
+        let (outcome, stats, process) = self
             .pool
             .run(move || {
                 let started = Instant::now();
                 let mut scan = SnapScan::new(snapshot.scanner(start_ts))
                     .with_deadline(deadline)
                     .with_cancel(cancel);
-                let resp = engine.handle(&req, &mut scan);
+                let outcome = engine.handle_limited(&req, &mut scan, &limits);
                 // Permit and reservations go back when the work has stopped, not before.
-                drop(held);
-                (resp, scan.stats(), started.elapsed())
+                drop((held, limits));
+                (outcome, scan.stats(), started.elapsed())
             })
             .await?;
         guard.done = true;
+        let mut resp = match outcome {
+            Ok(resp) => resp,
+            Err(rcop_exec::Abort::DeadlineExceeded) => coprocessor::Response {
+                region_error: match crate::source::deadline_exceeded() {
+                    rcop_exec::ScanError::Region(e) => Some(*e),
+                    _ => None,
+                },
+                ..Default::default()
+            },
+            Err(rcop_exec::Abort::OverBudget { requested, held }) => {
+                let requested = requested as u64;
+                // The engine gave back what it held when it stopped: count it again.
+                return Err(match budget.total_with(requested.saturating_add(held as u64)) {
+                    Some(needed) => Error::NeverFits { what: "its execution", needed, capacity },
+                    None => Error::OverBudget { requested, held: held as u64 },
+                });
+            }
+            Err(abort) => return Err(Error::Aborted(abort.to_string())),
+        };
         self.metrics.process_duration().with_label_values(&[path]).observe(process.as_secs_f64());
         let timings = Timings { permit_wait, snapshot: snapshot_time, process };
         resp.exec_details_v2 = Some(exec_details(&timings, &stats, &ia_stats, received.elapsed()));

@@ -495,7 +495,7 @@ async fn reservations_grow_to_the_decompressed_blocks() {
     let reply = post(handle.local_addr(), body.clone(), true).await;
     let text = String::from_utf8_lossy(&reply.body).into_owned();
     assert_eq!(reply.status, 413, "{text}");
-    assert!(text.contains("decompressed"), "{text}");
+    assert!(text.contains("decompressed blocks"), "{text}");
     assert_eq!(handle.worker().limiter().memory_limiter().used(), 0);
     handle.shutdown().await.unwrap();
 
@@ -519,4 +519,42 @@ async fn reservations_grow_to_the_decompressed_blocks() {
     assert_eq!(reply.status, 200, "{}", String::from_utf8_lossy(&reply.body));
     assert_eq!(decode_response(&reply.body).data, want);
     handle.shutdown().await.unwrap();
+}
+
+/// The engine's state and response grow the request's reservation: a capacity that holds
+/// the body and the snapshot but not the answer is a 413 naming the execution (it could never
+/// run here), a capacity that is mostly held by others is a 503, and enough is a 200 equal
+/// to local execution; nothing stays reserved.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_engine_draws_on_the_request_reservation() {
+    let store = memory_store();
+    let shard = build_shard(Arc::clone(&store)).await;
+    let req = cop_request(&scan_dag());
+    let body = export(&shard, &req);
+    let want = run_locally(&shard, &req, 32 << 20).data;
+    let run = |capacity: u64, others: u64| {
+        let (store, body) = (Arc::clone(&store), body.clone());
+        async move {
+            let mut config = test_config();
+            config.limiter.memory_upper_threshold =
+                MemoryThreshold::Absolute(ReadableSize(capacity));
+            let handle = start(config, store, 1 << 30, 8 << 30).await;
+            let held =
+                (others > 0).then(|| handle.worker().limiter().reserve_memory(others).unwrap());
+            let reply = post(handle.local_addr(), body, true).await;
+            drop(held);
+            assert_eq!(handle.worker().limiter().memory_limiter().used(), 0);
+            handle.shutdown().await.unwrap();
+            reply
+        }
+    };
+    let reply = run(96 << 10, 0).await;
+    let text = String::from_utf8_lossy(&reply.body).into_owned();
+    assert_eq!(reply.status, 413, "{text}");
+    assert!(text.contains("with its execution"), "{text}");
+    let reply = run(1 << 20, (1 << 20) - (80 << 10)).await;
+    assert_eq!(reply.status, 503, "{}", String::from_utf8_lossy(&reply.body));
+    let reply = run(1 << 20, 0).await;
+    assert_eq!(reply.status, 200, "{}", String::from_utf8_lossy(&reply.body));
+    assert_eq!(decode_response(&reply.body).data, want);
 }
