@@ -558,3 +558,32 @@ async fn the_engine_draws_on_the_request_reservation() {
     assert_eq!(reply.status, 200, "{}", String::from_utf8_lossy(&reply.body));
     assert_eq!(decode_response(&reply.body).data, want);
 }
+
+/// `/metrics` is gzipped for a scraper that asks for it, plain otherwise.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_are_gzipped_when_asked() {
+    use std::io::Read;
+    let handle = start(test_config(), memory_store(), 1 << 30, 8 << 30).await;
+    let addr = handle.local_addr();
+    let req = |encoding: &str| {
+        hyper::Request::get(format!("http://{addr}/metrics"))
+            .header("host", addr.to_string())
+            .header("accept-encoding", encoding)
+            .body(http_body_util::Full::new(Bytes::new()))
+            .unwrap()
+    };
+    let zipped = common::fixture::send(addr, req("deflate, gzip;q=0.8")).await;
+    assert_eq!(zipped.status, 200);
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(&zipped.body[..]).read_to_string(&mut text).unwrap();
+    assert!(text.contains("tikv_worker_remote_cop_dag_request_counter"), "{text}");
+    let plain = common::fixture::send(addr, req("gzip;q=0, identity")).await;
+    assert!(String::from_utf8_lossy(&plain.body).contains("# HELP"));
+    assert!(
+        zipped.body.len() * 3 < plain.body.len(),
+        "{} vs {}",
+        zipped.body.len(),
+        plain.body.len()
+    );
+    handle.shutdown().await.unwrap();
+}
