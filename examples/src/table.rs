@@ -54,7 +54,7 @@ mod tests {
         ];
         assert_eq!(
             render(&["flag", "sum"], &rows),
-            "| flag      |   sum |\n\
+            "| flag      | sum   |\n\
              |-----------|-------|\n\
              | N         | 12.50 |\n\
              | long text |     3 |\n\

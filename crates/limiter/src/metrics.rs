@@ -4,7 +4,7 @@ use prometheus::{
     HistogramOpts, HistogramVec, IntCounterVec, IntGauge, IntGaugeVec, Opts, Registry,
 };
 
-use crate::error::Result;
+use crate::error::{BusyReason, MEMORY_LIMIT_EXCEEDED_LABEL, Result};
 
 /// `type` label of the cop-limiter's memory-pressure wait.
 pub const WAIT_TYPE_COP_LIMITER: &str = "cop_limiter";
@@ -48,7 +48,7 @@ impl LimiterMetrics {
         // 1 ms doubling to ~32 s: covers jittered waits of 100 ms..3 s and permit waits up to
         // the 20 s default request timeout.
         let buckets = prometheus::exponential_buckets(0.001, 2.0, 16)?;
-        Ok(LimiterMetrics {
+        let metrics = LimiterMetrics {
             wait_duration: HistogramVec::new(
                 HistogramOpts::new(
                     "tikv_worker_limiter_request_wait_duration_seconds",
@@ -75,7 +75,19 @@ impl LimiterMetrics {
                 ),
                 &["type"],
             )?,
-        })
+        };
+        // Every series exists from the start, so a dashboard (and a scrape before the first
+        // wait or rejection) sees every name.
+        for t in [WAIT_TYPE_COP_LIMITER, WAIT_TYPE_PERMIT] {
+            metrics.wait_duration.with_label_values(&[t]);
+            metrics.waiting.with_label_values(&[t]);
+        }
+        let busy =
+            [BusyReason::MemoryPressure, BusyReason::QueueFull, BusyReason::PermitWaitTimeout];
+        for reason in busy.map(BusyReason::label).into_iter().chain([MEMORY_LIMIT_EXCEEDED_LABEL]) {
+            metrics.failed_requests.with_label_values(&[reason]);
+        }
+        Ok(metrics)
     }
 
     /// `tikv_worker_limiter_request_wait_duration_seconds{type}`.

@@ -134,6 +134,9 @@ impl WorkerMetrics {
             Opts::new("rcop_worker_delegate_retries_total", "Delegate attempts retried"),
             &["reason"],
         )?;
+        for reason in ["busy", "network"] {
+            delegate_retries.with_label_values(&[reason]);
+        }
         registry.register(Box::new(delegate_retries.clone()))?;
         let tls_refused = IntCounterVec::new(
             Opts::new("rcop_worker_tls_refused_total", "TLS connections refused"),
