@@ -259,8 +259,6 @@ impl WorkerMetrics {
         &self.delegate_retries
     }
 
-    /// Counts a TLS connection refused on `listener` (`http`, `grpc`).
-    #[cfg_attr(not(any(feature = "server", feature = "grpc")), allow(dead_code))]
     /// Counts a request in the processing gauge until the guard is dropped (also when the
     /// request's future is dropped half way).
     pub(crate) fn processing_guard(&self) -> ProcessingGuard {
@@ -280,6 +278,8 @@ impl WorkerMetrics {
         self.auth_refused.with_label_values(&[e.label()]).inc();
     }
 
+    /// Counts a TLS connection refused on `listener` (`http`, `grpc`).
+    #[cfg_attr(not(any(feature = "server", feature = "grpc")), allow(dead_code))]
     pub(crate) fn tls_refused(&self, listener: &str, e: &rcop_tls::Error) {
         self.tls_refused.with_label_values(&[listener, e.reason_label()]).inc();
     }
