@@ -356,13 +356,45 @@ where
     status
 }
 
+/// Resident set size of this process, from `/proc/self/status`.
+fn rss() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
+}
+
+/// The reservation capacity of the burst's worker.
+const BURST_CAP: u64 = 32 << 20;
+/// Growth allowed beyond it and the block cache: the bodies in flight before admission
+/// (48 × ~10 KiB), the engine's batch in flight and kernel temporaries, thread stacks touched
+/// for the first time and the system allocator's retained arenas (this test binary does not
+/// use the binaries' mimalloc).
+const BURST_SLACK: u64 = 48 << 20;
+
 /// A burst of concurrent requests, half of them corrupted: every good one answers right,
-/// every corrupted one is refused, and the worker is idle afterwards.
+/// every corrupted one is refused, the process' RSS stays under the reservation capacity
+/// plus the block cache and a stated slack, and the worker is idle afterwards.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mixed_burst_of_good_and_corrupted_requests() {
     let store = memory_store();
     let shard = build_shard(Arc::clone(&store)).await;
-    let handle = start(test_config(), Arc::clone(&store), 1 << 30, 8 << 30).await;
+    let mut config = test_config();
+    config.limiter.memory_upper_threshold =
+        rcop_limiter::MemoryThreshold::Absolute(rcop_limiter::ReadableSize(BURST_CAP));
+    let block_cache = config.cop_block_cache_size.resolve(8 << 30);
+    let handle = start(config, Arc::clone(&store), 1 << 30, 8 << 30).await;
+    let baseline = rss();
+    let peak = Arc::new(std::sync::atomic::AtomicU64::new(baseline));
+    let sampling = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let sampler = {
+        let (peak, sampling) = (Arc::clone(&peak), Arc::clone(&sampling));
+        std::thread::spawn(move || {
+            while sampling.load(std::sync::atomic::Ordering::Relaxed) {
+                peak.fetch_max(rss(), std::sync::atomic::Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        })
+    };
     let addr = handle.local_addr();
     let req = cop_request(&agg_dag());
     let want = run_locally(&shard, &req, 32 << 20).data;
@@ -389,6 +421,12 @@ async fn a_mixed_burst_of_good_and_corrupted_requests() {
             assert_eq!(reply.status, 503, "request {i}: only busy may refuse a good one");
         }
     }
+    sampling.store(false, std::sync::atomic::Ordering::Relaxed);
+    sampler.join().unwrap();
+    let grew = peak.load(std::sync::atomic::Ordering::Relaxed).saturating_sub(baseline);
+    let bound = BURST_CAP + block_cache + BURST_SLACK;
+    println!("burst: RSS grew {} KiB, bound {} KiB", grew >> 10, bound >> 10);
+    assert!(grew <= bound, "RSS grew {grew} B during the burst, over {bound} B");
     still_healthy(&handle, &export(&shard, &req), &want).await;
     handle.shutdown().await.unwrap();
 }
