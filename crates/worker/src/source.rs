@@ -100,14 +100,19 @@ impl<S: BlockSource> ScanSource for SnapScan<'_, S> {
 
 /// The region error of a request that ran out of time (upstream: a ServerIsBusy-style error).
 pub(crate) fn deadline_exceeded() -> ScanError {
-    ScanError::Region(Box::new(errorpb::Error {
+    ScanError::Region(Box::new(deadline_region_error()))
+}
+
+/// The `region_error` of a request that ran out of time.
+pub(crate) fn deadline_region_error() -> errorpb::Error {
+    errorpb::Error {
         message: "deadline exceeded".into(),
         server_is_busy: Some(errorpb::ServerIsBusy {
             reason: "deadline is exceeded".into(),
             ..Default::default()
         }),
         ..Default::default()
-    }))
+    }
 }
 
 fn scan_error(e: rcop_snap::Error) -> ScanError {

@@ -567,7 +567,8 @@ impl Worker {
     ) -> Result<Reply> {
         let CopRequest { body, envelope: announced, reservation, .. } = request;
         let req_size = body.len();
-        let envelope = Envelope::decode(body)?;
+        // Format 2's checksums read the whole body: CPU work, kept off the I/O workers.
+        let envelope = off_runtime(move |_| Envelope::decode(body)).await??;
         if let Some(announced) = announced
             && announced != envelope.format()
         {
@@ -680,23 +681,24 @@ impl Worker {
             None => plan.bytes_needed(),
         } + dag_decode_bound(req.data.len());
         let reservation = Arc::new(std::sync::Mutex::new(self.limiter.reserve_memory(needed)?));
-        // Blocks are reserved at their stored size; each grows the reservation by what it
-        // decompresses to before it is decompressed. Growth past the whole capacity can never
-        // fit: remembered, so the refusal is a 413 (run it locally), not a 503.
-        let grow = Arc::clone(&reservation);
+        // One budget for the rest of the request: the decompressed blocks and the engine's
+        // state grow the same reservation. A refusal that the whole capacity could never
+        // cover is a 413 (run it locally), else a 503.
         let capacity = self.limiter.memory_limiter().capacity();
-        // What the request holds besides this reservation: its body's bytes.
-        let body_bytes = body_reservation.as_ref().map_or(0, MemoryReservation::bytes);
-        let past_capacity = Arc::new(std::sync::atomic::AtomicU64::new(0));
-        let needed_total = Arc::clone(&past_capacity);
+        let budget = Arc::new(ReservationBudget {
+            reservation: Arc::clone(&reservation),
+            // What the request holds besides this reservation: its body's bytes.
+            others: body_reservation.as_ref().map_or(0, MemoryReservation::bytes),
+            capacity,
+        });
+        // Blocks are reserved at their stored size; each grows the reservation by what it
+        // decompresses to before it is decompressed.
+        let blocks = Arc::clone(&budget);
         let plan = plan.with_block_budget(Arc::new(move |bytes: u64| {
-            grow.lock().is_ok_and(|mut r| {
-                let total = r.bytes().saturating_add(bytes).saturating_add(body_bytes);
-                if total > capacity {
-                    needed_total.store(total, std::sync::atomic::Ordering::Relaxed);
-                }
-                r.try_grow(bytes).is_ok()
-            })
+            rcop_exec::MemoryBudget::try_grow(
+                &*blocks,
+                usize::try_from(bytes).unwrap_or(usize::MAX),
+            )
         }));
         let fetch_start = Instant::now();
         // The fetch holds the reservation (and the permit and the body's bytes) until it
@@ -708,16 +710,18 @@ impl Worker {
         .await?;
         let snapshot = match snapshot.map_err(|_| Error::SnapshotTimeout(timeout))? {
             Ok(snapshot) => snapshot,
-            Err(rcop_snap::Error::Sst(rcop_sst::Error::OverBudget { .. }))
-                if past_capacity.load(std::sync::atomic::Ordering::Relaxed) > 0 =>
-            {
-                return Err(Error::NeverFits {
-                    what: "its decompressed blocks",
-                    needed: past_capacity.load(std::sync::atomic::Ordering::Relaxed),
-                    capacity,
-                });
+            Err(e) => {
+                if let rcop_snap::Error::Sst(rcop_sst::Error::OverBudget { bytes, .. }) = &e
+                    && let Some(needed) = budget.total_with(*bytes)
+                {
+                    return Err(Error::NeverFits {
+                        what: "its decompressed blocks",
+                        needed,
+                        capacity,
+                    });
+                }
+                return Err(e.into());
             }
-            Err(e) => return Err(e.into()),
         };
         if let Some(m) = &self.ia_metrics {
             m.observe_prefetch(fetch_start.elapsed(), &ia_stats);
@@ -733,11 +737,6 @@ impl Worker {
         let cancel = Arc::clone(&cancelled);
         // The engine's state (groups, heaps, buffers, the response) grows the same
         // reservation as the snapshot; its deadline and cancel flag are the request's.
-        let budget = Arc::new(ReservationBudget {
-            reservation: Arc::clone(&held.0),
-            others: body_bytes,
-            capacity,
-        });
         let limits = rcop_exec::ExecLimits::default()
             .with_deadline(deadline)
             .with_cancel_flag(Arc::clone(&cancelled))
@@ -759,10 +758,7 @@ impl Worker {
         let mut resp = match outcome {
             Ok(resp) => resp,
             Err(rcop_exec::Abort::DeadlineExceeded) => coprocessor::Response {
-                region_error: match crate::source::deadline_exceeded() {
-                    rcop_exec::ScanError::Region(e) => Some(*e),
-                    _ => None,
-                },
+                region_error: Some(crate::source::deadline_region_error()),
                 ..Default::default()
             },
             Err(rcop_exec::Abort::OverBudget { requested, held }) => {
