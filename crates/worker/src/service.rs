@@ -6,7 +6,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use bytes::{Buf, Bytes, BytesMut};
+use bytes::{Buf, BufMut, Bytes, BytesMut};
 use http::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, HeaderValue};
 use http::{Method, Request, Response, StatusCode};
 use http_body::Body;
@@ -185,13 +185,18 @@ where
         tokio::time::timeout(wait, read_body(req.into_body(), limit, declared, reservation))
             .await
             .unwrap_or(Err(Error::BodyTimeout(wait)))?;
-    if let Some(secret) = worker.shared_secret() {
+    if let Some(secret) = worker.shared_secret().cloned() {
         let now = rcop_tls::unix_ms(std::time::SystemTime::now());
         let max_skew = worker.config().security.auth_max_skew.0;
         let path = rcop_wire::COPROCESSOR_PATH;
-        if let Err(e) =
-            secret.verify(signed.0.as_deref(), signed.1.as_deref(), path, &body, now, max_skew)
-        {
+        // The HMAC reads the whole body: CPU work, kept off the I/O workers.
+        let checked = body.clone();
+        let verdict = tokio::task::spawn_blocking(move || {
+            secret.verify(signed.0.as_deref(), signed.1.as_deref(), path, &checked, now, max_skew)
+        })
+        .await
+        .map_err(|_| Error::ExecutionPanicked)?;
+        if let Err(e) = verdict {
             worker.metrics().auth_refused(&e);
             return Err(Error::Unauthenticated(e));
         }
@@ -233,19 +238,10 @@ where
             reservation.try_grow(cap.saturating_sub(held) as u64)?;
             buf.reserve(cap - buf.len());
         }
-        while data.has_remaining() {
-            let chunk = data.chunk();
-            buf.extend_from_slice(chunk);
-            let n = chunk.len();
-            data.advance(n);
-        }
+        buf.put(&mut data);
     }
     // What the buffer does not use goes back.
-    let used = buf.capacity() as u64;
-    if reservation.bytes() > used {
-        let extra = reservation.bytes() - used;
-        reservation.shrink(extra);
-    }
+    reservation.shrink(reservation.bytes().saturating_sub(buf.capacity() as u64));
     Ok((buf.freeze(), reservation))
 }
 
