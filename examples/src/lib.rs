@@ -2,13 +2,15 @@
 //! TPC-H `lineitem` loading through a storage-node shard, the example storage node and the
 //! example pushdown DAGs. The binaries stay thin: parse flags and config, build these, run.
 
+pub mod client;
+pub mod dag_json;
 pub mod dags;
 pub mod node;
 pub mod progress;
 pub mod table;
 pub mod tpch;
 
-pub use node::{LoadSpec, NodeConfig, Path, StorageNode};
+pub use node::{LoadSpec, LoadedTable, NodeConfig, NodeInfo, Path, StorageNode};
 pub use progress::Progress;
 pub use tpch::{LINEITEM_TABLE_ID, LoadReport, load_table};
 

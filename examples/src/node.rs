@@ -178,6 +178,49 @@ impl NodeConfig {
     }
 }
 
+/// A table a node loaded, as `GET /info` lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct LoadedTable {
+    /// TPC-H table name.
+    pub table: String,
+    /// `"rowid"` or `"go-tpc"`.
+    pub schema: String,
+    /// The string columns' collation id (go-tpc schema).
+    pub string_collation: i32,
+    /// TPC-H scale factor.
+    pub scale_factor: f64,
+    /// Rows written.
+    pub rows: u64,
+}
+
+/// What `GET /info` answers: enough for a client to address requests to this node.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct NodeInfo {
+    /// The keyspace served (`context.keyspace_id`).
+    pub keyspace_id: u32,
+    /// The shard's region id (`context.region_id`).
+    pub region_id: u64,
+    /// This node's store id.
+    pub store_id: u64,
+    /// Tables loaded so far, in load order.
+    pub tables: Vec<LoadedTable>,
+    /// The workers requests may be offloaded to.
+    pub workers: Vec<String>,
+}
+
+/// Response headers of the node's `POST /coprocessor` saying how the request was served:
+/// `local`, `remote` or `fallback`.
+pub const HEADER_PATH: &str = "x-rcop-path";
+/// The human-readable detail of [`HEADER_PATH`] (the reason it stayed, or the estimate,
+/// worker, attempts and pages).
+pub const HEADER_PATH_DETAIL: &str = "x-rcop-path-detail";
+/// The worker that answered an offloaded request.
+pub const HEADER_WORKER: &str = "x-rcop-worker";
+/// Microseconds the node spent serving the request.
+pub const HEADER_ELAPSED_US: &str = "x-rcop-elapsed-us";
+
 /// How a request was served.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Path {
@@ -198,6 +241,17 @@ pub enum Path {
     },
     /// The remote path failed and `fallback-to-local` ran it here.
     Fallback(String),
+}
+
+impl Path {
+    /// `local`, `remote` or `fallback`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Path::Local(_) => "local",
+            Path::Remote { .. } => "remote",
+            Path::Fallback(_) => "fallback",
+        }
+    }
 }
 
 impl std::fmt::Display for Path {
@@ -225,6 +279,7 @@ pub struct StorageNode {
     store_id: u64,
     delegate: NodeDelegateConfig,
     security: rcop_tls::SecurityConfig,
+    loaded: std::sync::Mutex<Vec<LoadedTable>>,
 }
 
 impl StorageNode {
@@ -268,6 +323,7 @@ impl StorageNode {
             store_id: cfg.store_id,
             delegate: cfg.delegate.clone(),
             security: cfg.security.clone(),
+            loaded: std::sync::Mutex::new(Vec::new()),
         })
     }
 
@@ -334,7 +390,7 @@ impl StorageNode {
         first_ts: u64,
         progress: impl FnMut(u64),
     ) -> Result<LoadReport> {
-        tpch::load_table_with(
+        let report = tpch::load_table_with(
             &self.shard,
             self.keyspace_id,
             &spec.table,
@@ -344,7 +400,28 @@ impl StorageNode {
             &spec.options()?,
             progress,
         )
-        .await
+        .await?;
+        let mut loaded = self.loaded.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        loaded.push(LoadedTable {
+            table: spec.table.clone(),
+            schema: spec.schema.clone(),
+            string_collation: spec.string_collation,
+            scale_factor: spec.scale_factor,
+            rows: report.rows,
+        });
+        Ok(report)
+    }
+
+    /// What `GET /info` answers.
+    pub fn info(&self) -> NodeInfo {
+        let tables = self.loaded.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+        NodeInfo {
+            keyspace_id: self.keyspace_id,
+            region_id: self.shard.id(),
+            store_id: self.store_id,
+            tables,
+            workers: self.offloader.client().workers().iter().map(|w| w.to_string()).collect(),
+        }
     }
 
     /// Executes `req` on the node's own snapshot (blocking; call off the async runtime).
@@ -448,6 +525,7 @@ impl StorageNode {
     }
 
     async fn route(&self, req: Request<hyper::body::Incoming>) -> Response<Full<Bytes>> {
+        let mut headers: Vec<(&'static str, String)> = Vec::new();
         let (status, body) = match (req.method(), req.uri().path()) {
             (&Method::POST, "/coprocessor") => {
                 match Limited::new(req.into_body(), MAX_REQUEST_BODY).collect().await {
@@ -462,13 +540,26 @@ impl StorageNode {
                             Bytes::from(format!("malformed coprocessor.Request: {e}")),
                         ),
                         Ok(cop) => {
-                            let (resp, _, _) = self.handle(cop).await;
+                            let (resp, path, took) = self.handle(cop).await;
+                            headers.push((HEADER_PATH, path.kind().to_owned()));
+                            headers.push((HEADER_PATH_DETAIL, path.to_string()));
+                            if let Path::Remote { worker: Some(w), .. } = &path {
+                                headers.push((HEADER_WORKER, w.clone()));
+                            }
+                            headers.push((HEADER_ELAPSED_US, took.as_micros().to_string()));
                             (StatusCode::OK, Bytes::from(resp.encode_to_vec()))
                         }
                     },
                 }
             }
             (&Method::GET, "/healthz") => (StatusCode::OK, Bytes::from_static(b"ok\n")),
+            (&Method::GET, "/info") => match serde_json::to_vec_pretty(&self.info()) {
+                Ok(json) => {
+                    headers.push(("content-type", "application/json".to_owned()));
+                    (StatusCode::OK, Bytes::from(json))
+                }
+                Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, Bytes::from(e.to_string())),
+            },
             (&Method::GET, "/metrics") => {
                 let mut out = Vec::new();
                 let _ = prometheus::TextEncoder::new().encode(&self.registry.gather(), &mut out);
@@ -478,6 +569,16 @@ impl StorageNode {
         };
         let mut resp = Response::new(Full::new(body));
         *resp.status_mut() = status;
+        for (name, value) in headers {
+            // A reason may carry any text: keep what a header value may hold.
+            let value: String = value
+                .chars()
+                .map(|c| if c == '\t' || (' '..='~').contains(&c) { c } else { '?' })
+                .collect();
+            if let Ok(v) = hyper::header::HeaderValue::from_str(&value) {
+                resp.headers_mut().insert(name, v);
+            }
+        }
         resp
     }
 }

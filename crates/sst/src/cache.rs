@@ -9,6 +9,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use moka::future::Cache;
 
@@ -38,6 +39,37 @@ impl quick_cache::Weighter<BlockKey, Block> for BlockWeighter {
 #[derive(Clone)]
 pub struct BlockCache {
     inner: Arc<quick_cache::sync::Cache<BlockKey, Block, BlockWeighter>>,
+    counters: Arc<Counters>,
+}
+
+/// Hits and misses of a cache since it was created.
+#[derive(Debug, Default)]
+struct Counters {
+    hits: AtomicU64,
+    misses: AtomicU64,
+}
+
+impl Counters {
+    fn count(&self, hit: bool) {
+        let c = if hit { &self.hits } else { &self.misses };
+        c.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// What a cache did since it was created and what it holds now.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CacheStats {
+    /// Lookups answered from the cache (a caller that waited for another's load included).
+    pub hits: u64,
+    /// Lookups that loaded (or found nothing).
+    pub misses: u64,
+    /// Entries held.
+    pub entries: u64,
+    /// Bytes charged.
+    pub bytes: u64,
+    /// Capacity in bytes.
+    pub capacity: u64,
 }
 
 impl std::fmt::Debug for BlockCache {
@@ -61,13 +93,27 @@ impl BlockCache {
                 capacity_bytes,
                 BlockWeighter,
             )),
+            counters: Arc::default(),
         }
     }
 
-    /// The cached block, if any.
+    /// The cached block, if any (counted as a hit or a miss).
     #[inline]
     pub fn get(&self, key: &BlockKey) -> Option<Block> {
-        self.inner.get(key)
+        let found = self.inner.get(key);
+        self.counters.count(found.is_some());
+        found
+    }
+
+    /// Hits, misses and what the cache holds now.
+    pub fn stats(&self) -> CacheStats {
+        CacheStats {
+            hits: self.counters.hits.load(Ordering::Relaxed),
+            misses: self.counters.misses.load(Ordering::Relaxed),
+            entries: self.entry_count(),
+            bytes: self.weighted_size(),
+            capacity: self.capacity(),
+        }
     }
 
     /// True when `key` is cached (no recency update).
@@ -80,7 +126,16 @@ impl BlockCache {
     where
         F: Future<Output = Result<Block>>,
     {
-        self.inner.get_or_insert_async(&key, load).await
+        let loaded = AtomicBool::new(false);
+        let result = self
+            .inner
+            .get_or_insert_async(&key, async {
+                loaded.store(true, Ordering::Relaxed);
+                load.await
+            })
+            .await;
+        self.counters.count(!loaded.load(Ordering::Relaxed));
+        result
     }
 
     /// Inserts a block.
@@ -108,6 +163,8 @@ impl BlockCache {
 #[derive(Clone)]
 pub struct MetaCache {
     inner: Cache<FileId, Arc<TableMeta>>,
+    capacity: u64,
+    counters: Arc<Counters>,
 }
 
 impl std::fmt::Debug for MetaCache {
@@ -126,6 +183,20 @@ impl MetaCache {
                     u32::try_from(m.size()).unwrap_or(u32::MAX)
                 })
                 .build(),
+            capacity: capacity_bytes,
+            counters: Arc::default(),
+        }
+    }
+
+    /// Hits, misses and what the cache holds now (entries and bytes approximate until
+    /// pending maintenance ran).
+    pub fn stats(&self) -> CacheStats {
+        CacheStats {
+            hits: self.counters.hits.load(Ordering::Relaxed),
+            misses: self.counters.misses.load(Ordering::Relaxed),
+            entries: self.inner.entry_count(),
+            bytes: self.inner.weighted_size(),
+            capacity: self.capacity,
         }
     }
 
@@ -134,12 +205,24 @@ impl MetaCache {
     where
         F: Future<Output = Result<Arc<TableMeta>>>,
     {
-        self.inner.try_get_with(id, load).await.map_err(|e: Arc<Error>| (*e).clone())
+        let loaded = AtomicBool::new(false);
+        let result = self
+            .inner
+            .try_get_with(id, async {
+                loaded.store(true, Ordering::Relaxed);
+                load.await
+            })
+            .await
+            .map_err(|e: Arc<Error>| (*e).clone());
+        self.counters.count(!loaded.load(Ordering::Relaxed));
+        result
     }
 
-    /// The cached metadata, if any.
+    /// The cached metadata, if any (counted as a hit or a miss).
     pub async fn get(&self, id: FileId) -> Option<Arc<TableMeta>> {
-        self.inner.get(&id).await
+        let found = self.inner.get(&id).await;
+        self.counters.count(found.is_some());
+        found
     }
 
     /// Drops the metadata of `id` (for example after a corrupt read).
@@ -191,5 +274,28 @@ mod tests {
         assert_eq!(c.get(&key(0)).map(|b| b.len()), Some(1));
         assert!(c.contains(&key(0)));
         assert!(!c.contains(&key(1)));
+    }
+
+    #[tokio::test]
+    async fn hits_and_misses_are_counted() {
+        let key = |o| BlockKey { file_id: FileId(1), offset: o };
+        let c = BlockCache::new(1 << 20);
+        assert!(c.get(&key(0)).is_none());
+        c.insert(key(0), block(10));
+        assert!(c.get(&key(0)).is_some());
+        let loaded = c.get_or_load(key(1), async { Ok(block(20)) }).await.unwrap();
+        let again =
+            c.get_or_load(key(1), async { Err(Error::Config { reason: "not run".into() }) });
+        assert_eq!(again.await.unwrap().len(), loaded.len());
+        let s = c.stats();
+        assert_eq!((s.hits, s.misses, s.entries), (2, 2, 2));
+        assert!(s.bytes > 30 && s.capacity == 1 << 20, "{s:?}");
+
+        let m = MetaCache::new(1 << 20);
+        assert!(m.get(FileId(1)).await.is_none());
+        let failed = m.get_or_load(FileId(1), async { Err(Error::Config { reason: "x".into() }) });
+        assert!(failed.await.is_err());
+        let s = m.stats();
+        assert_eq!((s.hits, s.misses, s.capacity), (0, 2, 1 << 20));
     }
 }

@@ -104,7 +104,7 @@ pub use block::{BLOCK_FORMAT_V1, Block};
 pub use builder::{
     BuilderOptions, DEFAULT_BLOCK_SIZE, DEFAULT_MAX_TABLE_SIZE, DEFAULT_ZSTD_LEVEL, TableBuilder,
 };
-pub use cache::{BlockCache, MetaCache};
+pub use cache::{BlockCache, CacheStats, MetaCache};
 pub use compress::MAX_BLOCK_SIZE;
 pub use error::{CorruptKind, CorruptReason, Error, Result, SharedSource};
 pub use filter::{FILTER_BINARY_FUSE8, FILTER_NONE, key_hash};
@@ -123,7 +123,10 @@ pub use remote::{
     PlannedRead, PrefetchPlan, Prefetched, ReaderOptions, SstReader,
 };
 #[cfg(feature = "object-store")]
-pub use store::{Backend, DEFAULT_LOCAL_ROOT, SstStore, StoreConfig, StoreStats, Tail, object_key};
+pub use store::{
+    Backend, DEFAULT_LOCAL_ROOT, LATENCY_BOUNDS, LATENCY_BUCKETS, Latency, SstStore, StoreConfig,
+    StoreStats, Tail, object_key,
+};
 pub use table::{BlockSource, InMemory, Section, Table, TableIter, TableMeta};
 pub use types::{
     BIT_BLOB_REF, BIT_DELETE, BIT_HAS_OLD_VERSION, BlockKey, ChecksumType, Compression, FileId,

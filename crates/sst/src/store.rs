@@ -249,6 +249,7 @@ impl StoreConfig {
 
 /// Counters of the requests an [`SstStore`] made.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct StoreStats {
     /// GET requests (whole or ranged) that were issued.
     pub gets: u64,
@@ -256,6 +257,75 @@ pub struct StoreStats {
     pub bytes_read: u64,
     /// PUT requests.
     pub puts: u64,
+    /// Bytes sent by PUT requests.
+    pub bytes_written: u64,
+    /// GET requests that failed (the object store's error, or its body broke off).
+    pub get_errors: u64,
+    /// PUT requests that failed.
+    pub put_errors: u64,
+    /// How long GET requests took, body included.
+    pub get_latency: Latency,
+    /// How long PUT requests took.
+    pub put_latency: Latency,
+}
+
+/// Upper bounds, in seconds, of the [`Latency`] buckets: 0.5 ms doubling up to ~16 s (the
+/// last bucket, `+Inf`, is implied).
+pub const LATENCY_BOUNDS: [f64; LATENCY_BUCKETS] = {
+    let mut b = [0.0; LATENCY_BUCKETS];
+    let mut i = 0;
+    let mut v = 0.0005;
+    while i < LATENCY_BUCKETS {
+        b[i] = v;
+        v *= 2.0;
+        i += 1;
+    }
+    b
+};
+
+/// Number of finite [`LATENCY_BOUNDS`].
+pub const LATENCY_BUCKETS: usize = 16;
+
+/// A latency distribution: per bucket of [`LATENCY_BOUNDS`] the requests that took at most
+/// its bound (not cumulative; the last entry counts those above every bound), and the sum.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Latency {
+    /// Requests per bucket; index [`LATENCY_BUCKETS`] is above the last bound.
+    pub buckets: [u64; LATENCY_BUCKETS + 1],
+    /// Sum of the durations in nanoseconds.
+    pub sum_nanos: u64,
+}
+
+impl Latency {
+    /// Requests observed.
+    pub fn count(&self) -> u64 {
+        self.buckets.iter().sum()
+    }
+}
+
+#[derive(Debug, Default)]
+struct LatencyCounters {
+    buckets: [AtomicU64; LATENCY_BUCKETS + 1],
+    sum_nanos: AtomicU64,
+}
+
+impl LatencyCounters {
+    fn observe(&self, took: std::time::Duration) {
+        let secs = took.as_secs_f64();
+        let i = LATENCY_BOUNDS.iter().position(|b| secs <= *b).unwrap_or(LATENCY_BUCKETS);
+        if let Some(b) = self.buckets.get(i) {
+            b.fetch_add(1, Ordering::Relaxed);
+        }
+        let nanos = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
+        self.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
+    }
+
+    fn snapshot(&self) -> Latency {
+        Latency {
+            buckets: std::array::from_fn(|i| self.buckets[i].load(Ordering::Relaxed)),
+            sum_nanos: self.sum_nanos.load(Ordering::Relaxed),
+        }
+    }
 }
 
 /// How much of the end of a file to read.
@@ -275,6 +345,11 @@ pub struct SstStore {
     gets: AtomicU64,
     bytes_read: AtomicU64,
     puts: AtomicU64,
+    bytes_written: AtomicU64,
+    get_errors: AtomicU64,
+    put_errors: AtomicU64,
+    get_latency: LatencyCounters,
+    put_latency: LatencyCounters,
 }
 
 /// The object key of file `id` under `prefix`: `{prefix}/{xx}/{id:016x}.sst`, where `xx`
@@ -320,6 +395,11 @@ impl SstStore {
             gets: AtomicU64::new(0),
             bytes_read: AtomicU64::new(0),
             puts: AtomicU64::new(0),
+            bytes_written: AtomicU64::new(0),
+            get_errors: AtomicU64::new(0),
+            put_errors: AtomicU64::new(0),
+            get_latency: LatencyCounters::default(),
+            put_latency: LatencyCounters::default(),
         }
     }
 
@@ -354,17 +434,31 @@ impl SstStore {
             gets: self.gets.load(Ordering::Relaxed),
             bytes_read: self.bytes_read.load(Ordering::Relaxed),
             puts: self.puts.load(Ordering::Relaxed),
+            bytes_written: self.bytes_written.load(Ordering::Relaxed),
+            get_errors: self.get_errors.load(Ordering::Relaxed),
+            put_errors: self.put_errors.load(Ordering::Relaxed),
+            get_latency: self.get_latency.snapshot(),
+            put_latency: self.put_latency.snapshot(),
         }
     }
 
     /// Uploads file `id`.
     pub async fn put(&self, id: FileId, data: Bytes) -> Result<()> {
         self.puts.fetch_add(1, Ordering::Relaxed);
-        self.store
-            .put(&self.path(id), data.into())
-            .await
-            .map(|_| ())
-            .map_err(|e| map_error(id, &self.object_key(id), e))
+        let len = data.len() as u64;
+        let started = std::time::Instant::now();
+        let result = self.store.put(&self.path(id), data.into()).await;
+        self.put_latency.observe(started.elapsed());
+        match result {
+            Ok(_) => {
+                self.bytes_written.fetch_add(len, Ordering::Relaxed);
+                Ok(())
+            }
+            Err(e) => {
+                self.put_errors.fetch_add(1, Ordering::Relaxed);
+                Err(map_error(id, &self.object_key(id), e))
+            }
+        }
     }
 
     /// Reads `range` of file `id`; errors when the file is shorter than the range end.
@@ -400,13 +494,25 @@ impl SstStore {
         self.gets.fetch_add(1, Ordering::Relaxed);
         let opts = GetOptions { range, ..GetOptions::default() };
         let path = self.path(id);
-        let res =
-            self.store.get_opts(&path, opts).await.map_err(|e| map_error(id, path.as_ref(), e))?;
-        let start = res.range.start;
-        let size = res.meta.size;
-        let bytes = res.bytes().await.map_err(|e| map_error(id, path.as_ref(), e))?;
-        self.bytes_read.fetch_add(bytes.len() as u64, Ordering::Relaxed);
-        Ok((bytes, start, size))
+        let started = std::time::Instant::now();
+        let result = async {
+            let res = self.store.get_opts(&path, opts).await?;
+            let start = res.range.start;
+            let size = res.meta.size;
+            Ok::<_, object_store::Error>((res.bytes().await?, start, size))
+        }
+        .await;
+        self.get_latency.observe(started.elapsed());
+        match result {
+            Ok((bytes, start, size)) => {
+                self.bytes_read.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+                Ok((bytes, start, size))
+            }
+            Err(e) => {
+                self.get_errors.fetch_add(1, Ordering::Relaxed);
+                Err(map_error(id, path.as_ref(), e))
+            }
+        }
     }
 }
 
@@ -556,7 +662,29 @@ mod tests {
             Err(Error::NotFound { file_id: FileId(2), .. })
         ));
         assert!(s.get_range(FileId(1), 8..20).await.is_err());
-        assert_eq!(s.stats().puts, 1);
+        let st = s.stats();
+        assert_eq!((st.puts, st.bytes_written, st.put_errors), (1, 10, 0));
+        // Five GETs: three answered (3 + 3 + 2 bytes), the missing file refused by the store,
+        // the range past the end answered short (2 bytes) and refused by `get_range`.
+        assert_eq!((st.gets, st.bytes_read), (5, 10));
+        assert_eq!(st.get_errors, 1);
+        assert_eq!(st.get_latency.count(), 5);
+        assert_eq!(st.put_latency.count(), 1);
+        assert!(st.get_latency.sum_nanos > 0);
+    }
+
+    #[test]
+    fn latency_buckets_double_from_half_a_millisecond() {
+        assert_eq!(LATENCY_BOUNDS[0], 0.0005);
+        assert_eq!(LATENCY_BOUNDS[LATENCY_BUCKETS - 1], 0.0005 * 32_768.0);
+        let c = LatencyCounters::default();
+        c.observe(std::time::Duration::from_micros(400));
+        c.observe(std::time::Duration::from_micros(600));
+        c.observe(std::time::Duration::from_secs(60));
+        let l = c.snapshot();
+        assert_eq!((l.buckets[0], l.buckets[1], l.buckets[LATENCY_BUCKETS]), (1, 1, 1));
+        assert_eq!(l.count(), 3);
+        assert_eq!(l.sum_nanos, 60_001_000_000);
     }
 
     #[tokio::test]

@@ -399,7 +399,7 @@ impl Worker {
                 if is_cop_error(&done.resp) {
                     return self.grpc_cop_error(done.resp);
                 }
-                self.record_response(done.keyspace, done.resp.encoded_len());
+                self.record_response(&done, done.resp.encoded_len());
                 tracing::info!(
                     attempts,
                     delegate_ms = ms(delegate_time),

@@ -1,11 +1,17 @@
 //! The worker's Prometheus metrics, named as upstream's `tikv_worker_*` (names TiKV itself
 //! does not register), plus `rcop_worker_*` where we add one.
 
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use prometheus::core::{Collector, Desc};
+use prometheus::proto::{LabelPair, Metric, MetricFamily, MetricType};
 use prometheus::{
     Encoder, Histogram, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, IntGauge, Opts,
     Registry,
 };
 use rcop_limiter::LimiterMetrics;
+use rcop_sst::{BlockCache, LATENCY_BOUNDS, Latency, MetaCache, SstStore};
 
 use crate::error::Result;
 
@@ -37,6 +43,16 @@ use crate::error::Result;
 /// - `rcop_worker_ready`: 1 while `/readyz` answers 200;
 /// - `rcop_worker_cancelled_requests_total`: requests whose client went away (a closed
 ///   connection, a cancelled call) before the answer; their work stops at its next check;
+/// - `rcop_worker_keyspace_requests_total{keyspace}`,
+///   `rcop_worker_keyspace_scanned_keys_total{keyspace}`,
+///   `rcop_worker_keyspace_scanned_bytes_total{keyspace}`,
+///   `rcop_worker_keyspace_response_bytes_total{keyspace}`: answered requests, the keys and
+///   bytes they scanned and the bytes they answered, per keyspace; the first
+///   [`MAX_KEYSPACE_LABELS`] keyspaces seen get a series each, later ones share `other`;
+/// - read from the caches and the object store at every scrape ([`StorageCollector`]):
+///   `rcop_worker_{block,meta}_cache_{hits,misses}_total`, `…_bytes`, `…_capacity_bytes`,
+///   `…_entries`; `rcop_worker_object_store_requests_total{op}`, `…_bytes_total{op}`,
+///   `…_errors_total{op}` and `…_request_duration_seconds{op}` (`op` = `get`, `put`);
 /// - the limiter's wait histograms, waiting gauges and memory gauge ([`LimiterMetrics`]).
 #[derive(Debug, Clone)]
 pub struct WorkerMetrics {
@@ -56,6 +72,234 @@ pub struct WorkerMetrics {
     ready: IntGauge,
     open_connections: IntGauge,
     processing: IntGauge,
+    keyspaces: KeyspaceSeries,
+}
+
+/// Keyspaces that get a series of their own in the `rcop_worker_keyspace_*` metrics; the
+/// ones seen after them share the label `other`, so a fleet of tenants cannot grow the
+/// exposition without bound.
+pub const MAX_KEYSPACE_LABELS: usize = 256;
+
+/// The per-keyspace throughput counters with their bounded label set.
+#[derive(Debug, Clone)]
+struct KeyspaceSeries {
+    requests: IntCounterVec,
+    scanned_keys: IntCounterVec,
+    scanned_bytes: IntCounterVec,
+    response_bytes: IntCounterVec,
+    labelled: Arc<Mutex<HashSet<u32>>>,
+}
+
+impl KeyspaceSeries {
+    fn register(registry: &Registry) -> Result<Self> {
+        let vec = |name: &str, help: &str| -> Result<IntCounterVec> {
+            let v = IntCounterVec::new(Opts::new(name, help), &["keyspace"])?;
+            registry.register(Box::new(v.clone()))?;
+            Ok(v)
+        };
+        Ok(KeyspaceSeries {
+            requests: vec("rcop_worker_keyspace_requests_total", "Requests answered, by keyspace")?,
+            scanned_keys: vec(
+                "rcop_worker_keyspace_scanned_keys_total",
+                "Keys the answered requests scanned, by keyspace",
+            )?,
+            scanned_bytes: vec(
+                "rcop_worker_keyspace_scanned_bytes_total",
+                "Key and value bytes the answered requests scanned, by keyspace",
+            )?,
+            response_bytes: vec(
+                "rcop_worker_keyspace_response_bytes_total",
+                "Response bytes answered, by keyspace",
+            )?,
+            labelled: Arc::default(),
+        })
+    }
+
+    fn label(&self, keyspace: u32) -> String {
+        let mut seen = self.labelled.lock().unwrap_or_else(PoisonError::into_inner);
+        if seen.contains(&keyspace) || seen.len() < MAX_KEYSPACE_LABELS {
+            seen.insert(keyspace);
+            keyspace.to_string()
+        } else {
+            "other".to_owned()
+        }
+    }
+
+    fn record(&self, keyspace: u32, scanned_keys: u64, scanned_bytes: u64, response: u64) {
+        let label = self.label(keyspace);
+        let l = [label.as_str()];
+        self.requests.with_label_values(&l).inc();
+        self.scanned_keys.with_label_values(&l).inc_by(scanned_keys);
+        self.scanned_bytes.with_label_values(&l).inc_by(scanned_bytes);
+        self.response_bytes.with_label_values(&l).inc_by(response);
+    }
+}
+
+/// Reads the object store's and the block and meta caches' counters at every scrape.
+pub struct StorageCollector {
+    store: Arc<SstStore>,
+    blocks: BlockCache,
+    meta: MetaCache,
+    descs: Vec<Desc>,
+}
+
+impl std::fmt::Debug for StorageCollector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StorageCollector").finish_non_exhaustive()
+    }
+}
+
+const CACHE_SERIES: [(&str, &str); 5] = [
+    ("hits_total", "Lookups answered from the cache"),
+    ("misses_total", "Lookups that loaded"),
+    ("bytes", "Bytes the cache holds"),
+    ("capacity_bytes", "The cache's capacity in bytes"),
+    ("entries", "Entries the cache holds"),
+];
+
+const STORE_SERIES: [(&str, &str); 4] = [
+    ("requests_total", "Object store requests"),
+    ("bytes_total", "Bytes received (get) or sent (put)"),
+    ("errors_total", "Object store requests that failed"),
+    ("request_duration_seconds", "Object store request duration, body included"),
+];
+
+impl StorageCollector {
+    /// A collector over `store` and the reader's caches.
+    ///
+    /// # Errors
+    ///
+    /// Never in practice (the metric names are valid).
+    pub fn new(store: Arc<SstStore>, blocks: BlockCache, meta: MetaCache) -> Result<Self> {
+        let mut descs = Vec::new();
+        for cache in ["block", "meta"] {
+            for (suffix, help) in CACHE_SERIES {
+                descs.push(Desc::new(
+                    format!("rcop_worker_{cache}_cache_{suffix}"),
+                    format!("{help} ({cache} cache)"),
+                    Vec::new(),
+                    HashMap::new(),
+                )?);
+            }
+        }
+        for (suffix, help) in STORE_SERIES {
+            descs.push(Desc::new(
+                format!("rcop_worker_object_store_{suffix}"),
+                help.to_owned(),
+                vec!["op".to_owned()],
+                HashMap::new(),
+            )?);
+        }
+        Ok(StorageCollector { store, blocks, meta, descs })
+    }
+}
+
+fn family(name: String, help: &str, kind: MetricType, metrics: Vec<Metric>) -> MetricFamily {
+    let mut f = MetricFamily::default();
+    f.set_name(name);
+    f.set_help(help.to_owned());
+    f.set_field_type(kind);
+    f.set_metric(metrics);
+    f
+}
+
+fn op_label(op: &str) -> Vec<LabelPair> {
+    let mut l = LabelPair::default();
+    l.set_name("op".to_owned());
+    l.set_value(op.to_owned());
+    vec![l]
+}
+
+fn counter(v: u64, labels: Vec<LabelPair>) -> Metric {
+    let mut c = prometheus::proto::Counter::default();
+    c.set_value(v as f64);
+    let mut m = Metric::default();
+    m.set_label(labels);
+    m.set_counter(c);
+    m
+}
+
+fn gauge(v: u64) -> Metric {
+    let mut g = prometheus::proto::Gauge::default();
+    g.set_value(v as f64);
+    let mut m = Metric::default();
+    m.set_gauge(g);
+    m
+}
+
+fn latency(l: &Latency, labels: Vec<LabelPair>) -> Metric {
+    let mut h = prometheus::proto::Histogram::default();
+    let mut cumulative = 0;
+    let mut buckets = Vec::with_capacity(LATENCY_BOUNDS.len());
+    for (bound, count) in LATENCY_BOUNDS.iter().zip(l.buckets) {
+        cumulative += count;
+        let mut b = prometheus::proto::Bucket::default();
+        b.set_upper_bound(*bound);
+        b.set_cumulative_count(cumulative);
+        buckets.push(b);
+    }
+    h.set_bucket(buckets);
+    h.set_sample_count(l.count());
+    h.set_sample_sum(l.sum_nanos as f64 / 1e9);
+    let mut m = Metric::default();
+    m.set_label(labels);
+    m.set_histogram(h);
+    m
+}
+
+impl Collector for StorageCollector {
+    fn desc(&self) -> Vec<&Desc> {
+        self.descs.iter().collect()
+    }
+
+    fn collect(&self) -> Vec<MetricFamily> {
+        let mut out = Vec::new();
+        for (cache, s) in [("block", self.blocks.stats()), ("meta", self.meta.stats())] {
+            let values = [s.hits, s.misses, s.bytes, s.capacity, s.entries];
+            for ((suffix, help), v) in CACHE_SERIES.iter().zip(values) {
+                let name = format!("rcop_worker_{cache}_cache_{suffix}");
+                let help = format!("{help} ({cache} cache)");
+                out.push(if suffix.ends_with("_total") {
+                    family(name, &help, MetricType::COUNTER, vec![counter(v, Vec::new())])
+                } else {
+                    family(name, &help, MetricType::GAUGE, vec![gauge(v)])
+                });
+            }
+        }
+        let s = self.store.stats();
+        let per_op =
+            |get: u64, put: u64| vec![counter(get, op_label("get")), counter(put, op_label("put"))];
+        let name = |suffix: &str| format!("rcop_worker_object_store_{suffix}");
+        let [(_, requests), (_, bytes), (_, errors), (_, duration)] = STORE_SERIES;
+        out.push(family(
+            name("requests_total"),
+            requests,
+            MetricType::COUNTER,
+            per_op(s.gets, s.puts),
+        ));
+        out.push(family(
+            name("bytes_total"),
+            bytes,
+            MetricType::COUNTER,
+            per_op(s.bytes_read, s.bytes_written),
+        ));
+        out.push(family(
+            name("errors_total"),
+            errors,
+            MetricType::COUNTER,
+            per_op(s.get_errors, s.put_errors),
+        ));
+        out.push(family(
+            name("request_duration_seconds"),
+            duration,
+            MetricType::HISTOGRAM,
+            vec![
+                latency(&s.get_latency, op_label("get")),
+                latency(&s.put_latency, op_label("put")),
+            ],
+        ));
+        out
+    }
 }
 
 impl WorkerMetrics {
@@ -181,7 +425,9 @@ impl WorkerMetrics {
                 h.with_label_values(&[path]);
             }
         }
+        let keyspaces = KeyspaceSeries::register(&registry)?;
         Ok(WorkerMetrics {
+            keyspaces,
             registry,
             limiter,
             dag_requests,
@@ -229,6 +475,18 @@ impl WorkerMetrics {
 
     pub(crate) fn dag_requests(&self) -> &IntCounterVec {
         &self.dag_requests
+    }
+
+    /// Counts an answered request of `keyspace` that scanned `scanned_keys` keys of
+    /// `scanned_bytes` bytes and answered `response` bytes.
+    pub(crate) fn record_keyspace(
+        &self,
+        keyspace: u32,
+        scanned_keys: u64,
+        scanned_bytes: u64,
+        response: u64,
+    ) {
+        self.keyspaces.record(keyspace, scanned_keys, scanned_bytes, response);
     }
 
     /// Counts a response body of `bytes`.
@@ -337,5 +595,67 @@ mod tests {
         host.register(Box::new(tikv)).unwrap();
         WorkerMetrics::register(host.clone()).unwrap();
         assert!(WorkerMetrics::register(host).is_err(), "one worker per registry");
+    }
+
+    #[tokio::test]
+    async fn storage_and_caches_are_read_at_every_scrape() {
+        let mut cfg = rcop_sst::StoreConfig::default();
+        cfg.backend = rcop_sst::Backend::Memory;
+        let store = Arc::new(SstStore::from_config(&cfg).unwrap());
+        let registry = Registry::new();
+        let blocks = BlockCache::new(1 << 20);
+        let meta = MetaCache::new(1 << 16);
+        let collector = StorageCollector::new(Arc::clone(&store), blocks.clone(), meta).unwrap();
+        registry.register(Box::new(collector)).unwrap();
+        let text = || {
+            let mut out = Vec::new();
+            prometheus::TextEncoder::new().encode(&registry.gather(), &mut out).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        let before = text();
+        for line in [
+            "rcop_worker_block_cache_hits_total 0",
+            "rcop_worker_block_cache_capacity_bytes 1048576",
+            "rcop_worker_meta_cache_capacity_bytes 65536",
+            "rcop_worker_object_store_requests_total{op=\"get\"} 0",
+            "rcop_worker_object_store_request_duration_seconds_count{op=\"put\"} 0",
+        ] {
+            assert!(before.contains(line), "{line} missing from\n{before}");
+        }
+        store.put(rcop_sst::FileId(7), bytes::Bytes::from_static(b"abcdef")).await.unwrap();
+        store.get_range(rcop_sst::FileId(7), 1..3).await.unwrap();
+        assert!(store.get_range(rcop_sst::FileId(8), 0..1).await.is_err());
+        let key = rcop_sst::BlockKey { file_id: rcop_sst::FileId(1), offset: 0 };
+        assert!(blocks.get(&key).is_none());
+        let after = text();
+        for line in [
+            "rcop_worker_block_cache_misses_total 1",
+            "rcop_worker_object_store_requests_total{op=\"get\"} 2",
+            "rcop_worker_object_store_requests_total{op=\"put\"} 1",
+            "rcop_worker_object_store_bytes_total{op=\"get\"} 2",
+            "rcop_worker_object_store_bytes_total{op=\"put\"} 6",
+            "rcop_worker_object_store_errors_total{op=\"get\"} 1",
+            "rcop_worker_object_store_request_duration_seconds_count{op=\"get\"} 2",
+            "rcop_worker_object_store_request_duration_seconds_bucket{op=\"get\",le=\"+Inf\"} 2",
+        ] {
+            assert!(after.contains(line), "{line} missing from\n{after}");
+        }
+    }
+
+    #[test]
+    fn keyspace_labels_are_bounded() {
+        let m = WorkerMetrics::new().unwrap();
+        for ks in 0..(MAX_KEYSPACE_LABELS as u32 + 10) {
+            m.record_keyspace(ks, 10, 100, 5);
+        }
+        // A keyspace seen before the bound keeps its own series.
+        m.record_keyspace(3, 1, 1, 1);
+        let text = String::from_utf8(m.encode_text()).unwrap();
+        assert!(text.contains("rcop_worker_keyspace_requests_total{keyspace=\"3\"} 2"), "{text}");
+        assert!(text.contains("rcop_worker_keyspace_requests_total{keyspace=\"other\"} 10"));
+        assert!(text.contains("rcop_worker_keyspace_scanned_bytes_total{keyspace=\"other\"} 1000"));
+        let series =
+            text.lines().filter(|l| l.starts_with("rcop_worker_keyspace_requests_total{")).count();
+        assert_eq!(series, MAX_KEYSPACE_LABELS + 1);
     }
 }

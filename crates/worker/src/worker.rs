@@ -293,12 +293,14 @@ impl WorkerBuilder {
         };
         let block_bytes = config.cop_block_cache_size.resolve(limiter.memory_monitor().limit());
         let meta_bytes = (block_bytes / 4).max(MIN_META_CACHE_BYTES);
-        let mut reader = SstReader::new(
-            store,
-            self.block_cache.unwrap_or_else(|| BlockCache::new(block_bytes)),
-            self.meta_cache.unwrap_or_else(|| MetaCache::new(meta_bytes)),
-            self.reader_options,
-        );
+        let block_cache = self.block_cache.unwrap_or_else(|| BlockCache::new(block_bytes));
+        let meta_cache = self.meta_cache.unwrap_or_else(|| MetaCache::new(meta_bytes));
+        metrics.registry().register(Box::new(crate::metrics::StorageCollector::new(
+            Arc::clone(&store),
+            block_cache.clone(),
+            meta_cache.clone(),
+        )?))?;
+        let mut reader = SstReader::new(store, block_cache, meta_cache, self.reader_options);
         let mut ia_metrics = None;
         let disk_cache = match self.disk_cache {
             Some(cache) => Some(cache),
@@ -602,7 +604,7 @@ impl Worker {
             self.cop_error(done.resp, accepts_pb)
         } else {
             let body = Bytes::from(done.resp.encode_to_vec());
-            self.record_response(done.keyspace, body.len());
+            self.record_response(&done, body.len());
             Reply { status: 200, content_type: None, body }
         };
         tracing::info!(
@@ -778,9 +780,15 @@ impl Worker {
     }
 
     /// Counts a successful response of `bytes` for the keyspace window and the metrics.
-    pub(crate) fn record_response(&self, keyspace: u32, bytes: usize) {
-        self.limiter.record_response(KeyspaceId(keyspace), bytes as u64);
+    pub(crate) fn record_response(&self, done: &Executed, bytes: usize) {
+        self.limiter.record_response(KeyspaceId(done.keyspace), bytes as u64);
         self.metrics.observe_response(bytes);
+        self.metrics.record_keyspace(
+            done.keyspace,
+            done.stats.processed_keys,
+            done.stats.processed_bytes,
+            bytes as u64,
+        );
     }
 
     /// Counts and logs (rate-limited) a coprocessor error: messages and lock timestamps only,
