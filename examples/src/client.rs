@@ -471,7 +471,6 @@ pub fn human_bytes(b: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    #![expect(clippy::unwrap_used, reason = "tests")]
     use super::*;
 
     #[test]

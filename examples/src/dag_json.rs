@@ -338,7 +338,7 @@ fn expr_json(e: &tipb::Expr) -> Value {
                 .map_or_else(|_| json!(sig), |s| json!(s.as_str_name()));
             ("func", name)
         }),
-        (t, None) if t >= 3000 && t < 4000 => {
+        (t, None) if (3000..4000).contains(&t) => {
             tipb::ExprType::try_from(t).ok().map(|name| ("agg", json!(name.as_str_name())))
         }
         _ => None,
@@ -1448,7 +1448,6 @@ pub fn render_rows(
 
 #[cfg(test)]
 mod tests {
-    #![expect(clippy::unwrap_used, reason = "tests")]
     use super::*;
 
     #[test]

@@ -415,3 +415,132 @@ fn json_logs_are_one_object_per_line() {
         "{text}"
     );
 }
+
+/// Runs the `rcop` client; returns its exit success, stdout and stderr.
+fn rcop(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_rcop")).args(args).output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// The table rows `rcop query` printed (lines starting with `| `, header and rule dropped).
+fn table_rows(stdout: &str) -> Vec<Vec<String>> {
+    stdout
+        .lines()
+        .filter(|l| l.starts_with("| "))
+        .skip(1)
+        .map(|l| {
+            l.trim_matches('|').split('|').map(|c| c.trim().to_owned()).collect::<Vec<String>>()
+        })
+        .collect()
+}
+
+/// `rcop query` and `rcop stats` against a real storage node and worker: rows as an aligned
+/// table with column names equal to local execution, the node's decision, the JSON DAG form
+/// round trip, and clear errors for an unreachable node, a bad DAG and a refused request.
+#[test]
+fn rcop_client_queries_a_node_and_reads_a_worker() {
+    let Cluster { worker, node, local, _dir: dir, .. } = &cluster(
+        "cop-block-cache-size = \"32MiB\"",
+        "remote-coprocessor-min-blocks-size = \"256KiB\"",
+    );
+    let node_url = format!("http://{node}");
+    let worker_url = format!("http://{worker}");
+    let prefix = rcop_examples::tpch::keyspace_prefix(1).unwrap();
+
+    // What the node answers, listed.
+    let (ok, out, err) = rcop(&["query", "--node", &node_url, "tpch"]);
+    assert!(ok, "{err}");
+    for name in ["q1", "q6", "topn", "selective", "wide-scan"] {
+        assert!(out.lines().any(|l| l.trim() == name), "{name} not listed in\n{out}");
+    }
+
+    // Q1, offloaded: the table equals the local answer rendered the same way.
+    let (ok, out, err) = rcop(&["query", "--node", &node_url, "tpch", "q1", "--repeat", "2"]);
+    assert!(ok, "{err}");
+    let header = out.lines().find(|l| l.starts_with("| ")).unwrap();
+    assert!(header.contains("sum_qty") && header.contains("l_linestatus"), "{out}");
+    let q1 = dags::q1().unwrap();
+    let req = dags::request(&q1, 1, &prefix, 1, dags::tso_now());
+    let file = rcop_examples::dag_json::parse(
+        &rcop_examples::dag_json::to_json(&q1.dag, &[], &q1.columns).unwrap(),
+    )
+    .unwrap();
+    let mut expected =
+        rcop_examples::dag_json::render_rows(&local.execute_local(&req), &file.types).unwrap();
+    let mut got = table_rows(&out);
+    expected.sort();
+    got.sort();
+    assert_eq!(got, expected, "{out}");
+    assert!(out.contains("decision: remote"), "{out}");
+    assert!(out.contains("(medians of 2)") && out.contains("round trip"), "{out}");
+
+    // A small selective scan stays local; its dates and decimals render as text.
+    let (ok, out, err) = rcop(&["query", "--node", &node_url, "tpch", "selective"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("decision: local"), "{out}");
+    assert!(table_rows(&out).iter().all(|r| r.len() == 3 && r[2].contains('.')), "{out}");
+
+    // `rcop dag` prints JSON that `--dag` reads back to the same answer.
+    let (ok, json, err) = rcop(&["dag", "tpch", "topn"]);
+    assert!(ok, "{err}");
+    let path = dir.path().join("topn.json");
+    std::fs::write(&path, &json).unwrap();
+    let (ok, from_file, err) =
+        rcop(&["query", "--node", &node_url, "--dag", path.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    let (ok, builtin, err) = rcop(&["query", "--node", &node_url, "tpch", "topn"]);
+    assert!(ok, "{err}");
+    assert_eq!(table_rows(&from_file), table_rows(&builtin));
+    assert_eq!(table_rows(&builtin).len(), 10);
+    assert!(table_rows(&builtin).iter().all(|r| r[2].starts_with("1998-")), "{builtin}");
+
+    // Clear errors: an unreachable node, a bad DAG (the JSON path named), a refused request
+    // (a function no engine evaluates), an unknown query.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let (ok, _, err) = rcop(&["query", "--node", &format!("http://{closed}"), "tpch", "q1"]);
+    assert!(!ok && err.contains("cannot reach the storage node"), "{err}");
+    let bad = dir.path().join("bad.json");
+    std::fs::write(
+        &bad,
+        r#"{"executors": [{"table_scan": {"table_id": 108, "columns": [{"id": 1, "type": "bigint"}]}},
+                          {"selection": [{"func": "GTInt", "args": [{"col": 4}, {"int": 1}]}]}]}"#,
+    )
+    .unwrap();
+    let (ok, _, err) = rcop(&["query", "--node", &node_url, "--dag", bad.to_str().unwrap()]);
+    assert!(!ok && err.contains("executors[1].selection[0].args[0].col"), "{err}");
+    let refused = dir.path().join("refused.json");
+    std::fs::write(
+        &refused,
+        r#"{"executors": [{"table_scan": {"table_id": 108, "columns": [{"id": 16, "type": "varchar(44) not null"}]}},
+                          {"selection": [{"func": "AesEncrypt", "args": [{"col": 0}, {"string": "k"}]}]}]}"#,
+    )
+    .unwrap();
+    let (ok, _, err) = rcop(&["query", "--node", &node_url, "--dag", refused.to_str().unwrap()]);
+    assert!(!ok && err.to_lowercase().contains("aes"), "{err}");
+    let (ok, _, err) = rcop(&["query", "--node", &node_url, "tpch", "q99"]);
+    assert!(!ok && err.contains("this node answers: q1, q6"), "{err}");
+
+    // `rcop stats`: the worker's requests, caches, object store and keyspaces.
+    let (ok, out, err) = rcop(&["stats", "--worker", &worker_url]);
+    assert!(ok, "{err}");
+    assert!(out.contains("— ready"), "{out}");
+    // The cell in column `col` of the table row whose first cell is `first`.
+    let cell = |first: &str, col: usize| -> String {
+        let row = table_rows(&out).into_iter().find(|r| r[0] == first);
+        row.unwrap_or_else(|| panic!("no row {first:?} in\n{out}"))[col].clone()
+    };
+    let served: u64 = cell("http", 1).parse().unwrap();
+    assert!(served >= 4, "{out}");
+    let block_misses: u64 = cell("block", 2).parse().unwrap();
+    assert!(block_misses > 0, "{out}");
+    let gets: u64 = cell("get", 1).parse().unwrap();
+    assert!(gets > 0, "{out}");
+    assert_eq!(cell("get", 3), "0", "no object-store errors: {out}");
+    assert_eq!(cell("1", 1), served.to_string(), "keyspace 1 made every request: {out}");
+    let (ok, _, err) = rcop(&["stats", "--worker", &node_url]);
+    assert!(!ok && err.contains("no worker metrics"), "{err}");
+}
