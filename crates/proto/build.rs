@@ -20,6 +20,7 @@ const PROTO_FILES: &[&str] = &[
     "tipb/expression.proto",
     "tipb/executor.proto",
     "tipb/select.proto",
+    "tipb/checksum.proto",
     "enginepb/changeset.proto",
 ];
 

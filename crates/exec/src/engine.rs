@@ -3,7 +3,7 @@
 
 use bytes::Bytes;
 use prost::Message;
-use rcop_proto::{REQ_TYPE_DAG, coprocessor, tipb};
+use rcop_proto::{REQ_TYPE_CHECKSUM, REQ_TYPE_DAG, coprocessor, tipb};
 
 use crate::ctx::{EvalConfig, EvalContext};
 use crate::encode;
@@ -87,6 +87,27 @@ pub struct Engine {
     config: EngineConfig,
 }
 
+/// A checksum request's response: the `ChecksumResponse`, or the error as TiKV answers it
+/// (`other_error`; scan errors in their own fields).
+fn checksum_response(
+    req: &coprocessor::Request,
+    ranges: &[KeyRange],
+    source: &mut dyn ScanSource,
+    limits: &ExecLimits,
+) -> std::result::Result<coprocessor::Response, Abort> {
+    let result = tipb::ChecksumRequest::decode(req.data.clone())
+        .map_err(|e| Error::invalid(format!("undecodable ChecksumRequest: {e}")))
+        .and_then(|c| crate::checksum::checksum(&c, ranges, source, limits));
+    Ok(match result {
+        Ok(out) => {
+            coprocessor::Response { data: Bytes::from(out.encode_to_vec()), ..Default::default() }
+        }
+        Err(Error::Aborted(a)) => return Err(a),
+        Err(Error::Scan(e)) => scan_error_response(e),
+        Err(e) => coprocessor::Response { other_error: e.to_string(), ..Default::default() },
+    })
+}
+
 impl Engine {
     /// An engine with the given settings.
     pub fn new(config: EngineConfig) -> Self {
@@ -98,7 +119,8 @@ impl Engine {
         &self.config
     }
 
-    /// Handles a `coprocessor.Request` (tp 103) reading through `source`. Never panics:
+    /// Handles a `coprocessor.Request` reading through `source`: a DAG (tp 103) or a
+    /// checksum (tp 105, [`checksum`](crate::checksum)); other types answer `other_error`. Never panics:
     /// request and evaluation errors come back in `SelectResponse.error`, scan errors in
     /// `locked`, `region_error` or `other_error`.
     pub fn handle(
@@ -126,17 +148,20 @@ impl Engine {
         source: &mut dyn ScanSource,
         limits: &ExecLimits,
     ) -> std::result::Result<coprocessor::Response, Abort> {
+        let ranges: Vec<KeyRange> = req
+            .ranges
+            .iter()
+            .map(|r| KeyRange { start: r.start.to_vec(), end: r.end.to_vec() })
+            .collect();
+        if req.tp == REQ_TYPE_CHECKSUM {
+            return checksum_response(req, &ranges, source, limits);
+        }
         if req.tp != REQ_TYPE_DAG {
             return Ok(coprocessor::Response {
                 other_error: format!("unsupported coprocessor request type {}", req.tp),
                 ..Default::default()
             });
         }
-        let ranges: Vec<KeyRange> = req
-            .ranges
-            .iter()
-            .map(|r| KeyRange { start: r.start.to_vec(), end: r.end.to_vec() })
-            .collect();
         let result = tipb::DagRequest::decode(req.data.clone())
             .map_err(|e| Error::invalid(format!("undecodable DAGRequest: {e}")))
             .and_then(|dag| {

@@ -61,6 +61,7 @@
 
 mod batch;
 mod capability;
+mod checksum;
 mod collation;
 mod column;
 mod ctx;
@@ -76,6 +77,7 @@ mod types;
 
 pub use batch::{Batch, LazyCol};
 pub use capability::{Capabilities, FunctionShape, check_dag, function_shapes};
+pub use checksum::checksum;
 pub use collation::{COLLATIONS, Collation, CollationInfo, collation_name};
 pub use column::{
     Arg, Bitmap, BytesT, BytesVec, ColData, DecT, DurT, Elem, FixedVec, IntT, RealT, Scalar, TimeT,

@@ -28,7 +28,6 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use prost::Message;
-use rcop_proto::REQ_TYPE_DAG;
 use rcop_proto::coprocessor::{self, DelegateRequest, DelegateResponse};
 use rcop_proto::errorpb;
 use rcop_proto::tikvpb::tikv_client::TikvClient;
@@ -375,7 +374,7 @@ impl Worker {
         client: &DelegateClient,
         received: Instant,
     ) -> coprocessor::Response {
-        if req.tp != REQ_TYPE_DAG {
+        if !crate::worker::is_served_type(req.tp) {
             return self.grpc_cop_error(unsupported_type(req.tp));
         }
         let timeout = request_timeout(&req, self.config().max_execution_duration.0);

@@ -21,6 +21,8 @@ use crate::error::Result;
 ///
 /// - `tikv_worker_remote_cop_dag_request_counter{path}`: DAG requests received;
 /// - `tikv_worker_remote_cop_dag_response_size`: response body bytes, a counter as upstream;
+/// - `tikv_worker_remote_checksum_request_counter{path}`,
+///   `tikv_worker_remote_checksum_response_size`: the same for checksum requests (tp 105);
 /// - `rcop_worker_response_size_bytes`: the distribution of response body sizes;
 /// - `tikv_worker_remote_cop_snapshot_duration_seconds{path}`: snapshot rebuild (plan + fetch);
 /// - `tikv_worker_remote_cop_process_duration_seconds{path}`: execution on the compute pool;
@@ -59,6 +61,8 @@ pub struct WorkerMetrics {
     registry: Registry,
     limiter: LimiterMetrics,
     dag_requests: IntCounterVec,
+    checksum_requests: IntCounterVec,
+    checksum_response_bytes: IntCounter,
     response_bytes: IntCounter,
     response_size: Histogram,
     snapshot_duration: HistogramVec,
@@ -361,6 +365,19 @@ impl WorkerMetrics {
             &["path"],
         )?;
         registry.register(Box::new(dag_requests.clone()))?;
+        let checksum_requests = IntCounterVec::new(
+            Opts::new(
+                "tikv_worker_remote_checksum_request_counter",
+                "Remote checksum requests received",
+            ),
+            &["path"],
+        )?;
+        registry.register(Box::new(checksum_requests.clone()))?;
+        let checksum_response_bytes = IntCounter::new(
+            "tikv_worker_remote_checksum_response_size",
+            "Total size of remote checksum responses",
+        )?;
+        registry.register(Box::new(checksum_response_bytes.clone()))?;
         let processing = IntGauge::new(
             "tikv_worker_remote_cop_processing_requests_counter",
             "Remote coprocessor requests being handled now",
@@ -421,6 +438,7 @@ impl WorkerMetrics {
         // first request) sees every name.
         for path in ["http", "grpc"] {
             dag_requests.with_label_values(&[path]);
+            checksum_requests.with_label_values(&[path]);
             for h in [&snapshot_duration, &process_duration, &request_duration] {
                 h.with_label_values(&[path]);
             }
@@ -431,6 +449,8 @@ impl WorkerMetrics {
             registry,
             limiter,
             dag_requests,
+            checksum_requests,
+            checksum_response_bytes,
             response_bytes,
             response_size,
             snapshot_duration,
@@ -473,6 +493,7 @@ impl WorkerMetrics {
         out
     }
 
+    #[cfg(test)]
     pub(crate) fn dag_requests(&self) -> &IntCounterVec {
         &self.dag_requests
     }
@@ -489,9 +510,23 @@ impl WorkerMetrics {
         self.keyspaces.record(keyspace, scanned_keys, scanned_bytes, response);
     }
 
-    /// Counts a response body of `bytes`.
-    pub(crate) fn observe_response(&self, bytes: usize) {
-        self.response_bytes.inc_by(bytes as u64);
+    /// Counts a request of type `tp` received on `path`.
+    pub(crate) fn count_request(&self, tp: i64, path: &str) {
+        let counter = if tp == rcop_proto::REQ_TYPE_CHECKSUM {
+            &self.checksum_requests
+        } else {
+            &self.dag_requests
+        };
+        counter.with_label_values(&[path]).inc();
+    }
+
+    /// Counts a response body of `bytes` to a request of type `tp`.
+    pub(crate) fn observe_response(&self, tp: i64, bytes: usize) {
+        if tp == rcop_proto::REQ_TYPE_CHECKSUM {
+            self.checksum_response_bytes.inc_by(bytes as u64);
+        } else {
+            self.response_bytes.inc_by(bytes as u64);
+        }
         self.response_size.observe(bytes as f64);
     }
 
@@ -567,13 +602,17 @@ mod tests {
         let m = WorkerMetrics::new().unwrap();
         m.dag_requests().with_label_values(&["http"]).inc();
         m.request_duration().with_label_values(&["grpc"]).observe(0.1);
-        m.observe_response(1000);
+        m.observe_response(rcop_proto::REQ_TYPE_DAG, 1000);
+        m.count_request(rcop_proto::REQ_TYPE_CHECKSUM, "http");
+        m.observe_response(rcop_proto::REQ_TYPE_CHECKSUM, 24);
         m.failed_requests().with_label_values(&["decode"]).inc();
         let text = String::from_utf8(m.encode_text()).unwrap();
         for name in [
             "tikv_worker_remote_cop_dag_request_counter{path=\"http\"} 1",
             "tikv_worker_remote_cop_dag_response_size 1000",
-            "rcop_worker_response_size_bytes_count 1",
+            "rcop_worker_response_size_bytes_count 2",
+            "tikv_worker_remote_checksum_request_counter{path=\"http\"} 1",
+            "tikv_worker_remote_checksum_response_size 24",
             "tikv_worker_remote_cop_request_duration_seconds_bucket{path=\"grpc\",le=\"0.0005\"} 0",
             "tikv_worker_remote_cop_request_duration_seconds_count{path=\"grpc\"} 1",
             "rcop_worker_delegate_duration_seconds_count 0",

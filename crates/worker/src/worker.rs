@@ -8,7 +8,7 @@ use prometheus::Registry;
 use prost::Message;
 use rcop_exec::{Engine, EngineConfig};
 use rcop_limiter::{KeyspaceId, Limiter, MemoryProbe, MemoryReservation, SamplerThread};
-use rcop_proto::{REQ_TYPE_DAG, coprocessor, kvrpcpb};
+use rcop_proto::{REQ_TYPE_ANALYZE, REQ_TYPE_CHECKSUM, REQ_TYPE_DAG, coprocessor, kvrpcpb};
 use rcop_snap::{RebuildRequest, plan_rebuild};
 use rcop_sst::{
     BlockCache, IaCache, IaRequest, IaRequestStats, MetaCache, ReaderOptions, SstReader, SstStore,
@@ -368,15 +368,27 @@ pub(crate) struct Executed {
     pub(crate) timings: Timings,
     pub(crate) timeout: Duration,
     pub(crate) keyspace: u32,
+    /// `coprocessor.Request.tp`.
+    pub(crate) tp: i64,
 }
 
-/// Upstream's log tag: `dag ks{keyspace}:{region}:{epoch}:{start_ts}`.
+/// The request types the worker serves: DAGs (103) and checksums (105).
+pub(crate) fn is_served_type(tp: i64) -> bool {
+    tp == REQ_TYPE_DAG || tp == REQ_TYPE_CHECKSUM
+}
+
+/// Upstream's log tag: `{dag|analyze|checksum} ks{keyspace}:{region}:{epoch}:{start_ts}`.
 pub(crate) fn request_tag(req: &coprocessor::Request) -> String {
     let ctx = req.context.as_ref();
     let keyspace = ctx.and_then(|c| c.keyspace_id).unwrap_or(0);
     let region = ctx.map_or(0, |c| c.region_id);
     let epoch = ctx.and_then(|c| c.region_epoch.as_ref()).map_or(0, |e| e.version);
-    format!("dag ks{keyspace}:{region}:{epoch}:{}", req.start_ts)
+    let kind = match req.tp {
+        REQ_TYPE_CHECKSUM => "checksum",
+        REQ_TYPE_ANALYZE => "analyze",
+        _ => "dag",
+    };
+    format!("{kind} ks{keyspace}:{region}:{epoch}:{}", req.start_ts)
 }
 
 /// The request's timeout: `context.max_execution_duration_ms`, 0 → [`DEFAULT_COP_TIMEOUT`],
@@ -592,7 +604,7 @@ impl Worker {
         }
         let req = envelope.decode_request()?;
         span.record("tag", request_tag(&req).as_str());
-        if req.tp != REQ_TYPE_DAG {
+        if !is_served_type(req.tp) {
             return Ok(self.cop_error(unsupported_type(req.tp), accepts_pb));
         }
         // Mem-data decoding validates every shipped row: CPU work, kept off the I/O workers.
@@ -640,9 +652,10 @@ impl Worker {
             + 'static,
     {
         check_ranges(&req.ranges)?;
+        let tp = req.tp;
         let ctx = req.context.clone().unwrap_or_default();
         let keyspace = ctx.keyspace_id.unwrap_or(0);
-        self.metrics.dag_requests().with_label_values(&[path]).inc();
+        self.metrics.count_request(req.tp, path);
         let timeout = request_timeout(&req, self.config.max_execution_duration.0);
         let deadline = received + timeout;
         let cancelled = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -776,13 +789,13 @@ impl Worker {
         self.metrics.process_duration().with_label_values(&[path]).observe(process.as_secs_f64());
         let timings = Timings { permit_wait, snapshot: snapshot_time, process };
         resp.exec_details_v2 = Some(exec_details(&timings, &stats, &ia_stats, received.elapsed()));
-        Ok(Executed { resp, stats, timings, timeout, keyspace })
+        Ok(Executed { resp, stats, timings, timeout, keyspace, tp })
     }
 
     /// Counts a successful response of `bytes` for the keyspace window and the metrics.
     pub(crate) fn record_response(&self, done: &Executed, bytes: usize) {
         self.limiter.record_response(KeyspaceId(done.keyspace), bytes as u64);
-        self.metrics.observe_response(bytes);
+        self.metrics.observe_response(done.tp, bytes);
         self.metrics.record_keyspace(
             done.keyspace,
             done.stats.processed_keys,
