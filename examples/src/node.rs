@@ -616,6 +616,7 @@ fn execute_local(
             processed_versions: stats.processed_keys,
             processed_versions_size: stats.processed_bytes,
             total_versions: stats.keys_seen,
+            total_versions_size: stats.bytes_seen,
             ..Default::default()
         }),
         ..Default::default()

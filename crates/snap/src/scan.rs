@@ -576,6 +576,8 @@ pub struct Scanner<'a, S> {
     key: Vec<u8>,
     at: Vec<usize>,
     keys_seen: u64,
+    /// Key bytes of the keys examined plus value bytes of their visible versions.
+    bytes_seen: u64,
     /// Most keys one [`next_batch`](Self::next_batch) call examines.
     batch_key_limit: u64,
 }
@@ -592,6 +594,7 @@ impl<'a, S: BlockSource> Scanner<'a, S> {
             key: Vec::new(),
             at: Vec::new(),
             keys_seen: 0,
+            bytes_seen: 0,
             batch_key_limit: u64::MAX,
         }
     }
@@ -612,6 +615,12 @@ impl<'a, S: BlockSource> Scanner<'a, S> {
     /// Distinct keys examined so far (visible or not), across ranges.
     pub fn keys_seen(&self) -> u64 {
         self.keys_seen
+    }
+
+    /// Bytes examined so far: every key examined (visible or not) plus the value of its
+    /// visible version, if any (`ScanDetailV2.total_versions_size`).
+    pub fn bytes_seen(&self) -> u64 {
+        self.bytes_seen
     }
 
     /// Positions the scanner on `[start, end)` (outer keys; empty `end` = unbounded),
@@ -733,7 +742,10 @@ impl<'a, S: BlockSource> Scanner<'a, S> {
                 win = Some(Visible { cursor: i, commit_ts: v });
             }
         }
+        let value_len =
+            win.and_then(|w| cursors.get(w.cursor)).map_or(0, |c| c.resolved_value().len());
         self.keys_seen += 1;
+        self.bytes_seen += (key.len() + value_len) as u64;
         Ok(Some(win))
     }
 

@@ -21,6 +21,8 @@ pub struct ScanStats {
     pub processed_bytes: u64,
     /// Distinct keys the scanner examined, visible or not.
     pub keys_seen: u64,
+    /// Bytes of those keys plus their visible values (`total_versions_size`).
+    pub bytes_seen: u64,
 }
 
 /// A [`ScanSource`] over a snapshot's [`Scanner`]: the engine reads a rebuilt (or a local)
@@ -62,7 +64,11 @@ impl<'a, S: BlockSource> SnapScan<'a, S> {
 
     /// The counters so far.
     pub fn stats(&self) -> ScanStats {
-        ScanStats { keys_seen: self.scanner.keys_seen(), ..self.stats }
+        ScanStats {
+            keys_seen: self.scanner.keys_seen(),
+            bytes_seen: self.scanner.bytes_seen(),
+            ..self.stats
+        }
     }
 }
 

@@ -945,6 +945,7 @@ fn exec_details(
             processed_versions: s.processed_keys,
             processed_versions_size: s.processed_bytes.saturating_mul(SIZE_DISCOUNT_PERCENT) / 100,
             total_versions: s.keys_seen,
+            total_versions_size: s.bytes_seen,
             get_snapshot_nanos: ns(t.snapshot),
             ia_cache_hit_count: ia.cache_hits(),
             ia_remote_read_segment_count: ia.remote_segments(),

@@ -639,6 +639,11 @@ async fn checksum_requests_match_an_independent_crc_of_the_visible_rows() {
     assert_eq!(got.total_bytes, Some(bytes));
     assert_eq!(got.checksum, Some(sum));
     assert_eq!(resp.data, run_locally(&shard, &req, 1 << 20).data, "equal to local execution");
+    // Scan details: every key examined (the 9 deleted ones too), the bytes of those keys
+    // and of the visible values.
+    let scan = resp.exec_details_v2.as_ref().and_then(|d| d.scan_detail_v2.clone()).unwrap();
+    assert_eq!((scan.total_versions, scan.processed_versions), (1000, kvs));
+    assert_eq!(scan.total_versions_size, bytes + 9 * record_key(1).len() as u64);
 
     // A rewrite rule whose new prefix the keys do not carry is the caller's error.
     let rule = tipb::ChecksumRewriteRule {
