@@ -977,23 +977,31 @@ fn columns_of(v: &Value, at: &At) -> Result<Vec<tipb::ColumnInfo>> {
             let t = field(o, "type").with_context(|| format!("{at}: a column needs a \"type\""))?;
             let ft = parse_type(str_of(t, &at.key("type"))?).with_context(|| at.key("type").0)?;
             Ok(tipb::ColumnInfo {
-                column_id: field(o, "id").map(|v| int_of(v, &at.key("id"))).transpose()?,
+                column_id: opt(o, "id", &at, int_of)?,
                 tp: ft.tp,
                 collation: ft.collate,
                 column_len: ft.flen,
                 decimal: ft.decimal,
                 flag: ft.flag.and_then(|f| i32::try_from(f).ok()),
-                pk_handle: field(o, "pk_handle")
-                    .map(|v| bool_of(v, &at.key("pk_handle")))
-                    .transpose()?,
+                pk_handle: opt(o, "pk_handle", &at, bool_of)?,
                 default_val: field(o, "default_hex")
                     .map(|v| hex_bytes(v, &at.key("default_hex")).map(Bytes::from))
                     .transpose()?,
-                array: field(o, "array").map(|v| bool_of(v, &at.key("array"))).transpose()?,
+                array: opt(o, "array", &at, bool_of)?,
                 ..Default::default()
             })
         })
         .collect()
+}
+
+/// `o[key]` read by `read` (with the key's path for errors), `None` when absent.
+fn opt<T>(
+    o: &Map<String, Value>,
+    key: &str,
+    at: &At,
+    read: impl Fn(&Value, &At) -> Result<T>,
+) -> Result<Option<T>> {
+    field(o, key).map(|v| read(v, &at.key(key))).transpose()
 }
 
 fn int_list(v: &Value, at: &At) -> Result<Vec<i64>> {
@@ -1061,22 +1069,14 @@ fn executor(
             next_schema = Some(columns.iter().map(column_type).collect());
             e.tp = Some(T::TypeTableScan as i32);
             e.tbl_scan = Some(tipb::TableScan {
-                table_id: field(m, "table_id")
-                    .map(|v| int_of(v, &xat.key("table_id")))
-                    .transpose()?,
+                table_id: opt(m, "table_id", &xat, int_of)?,
                 columns,
-                desc: field(m, "desc").map(|v| bool_of(v, &xat.key("desc"))).transpose()?,
-                primary_column_ids: field(m, "primary_column_ids")
-                    .map(|v| int_list(v, &xat.key("primary_column_ids")))
-                    .transpose()?
+                desc: opt(m, "desc", &xat, bool_of)?,
+                primary_column_ids: opt(m, "primary_column_ids", &xat, int_list)?
                     .unwrap_or_default(),
-                primary_prefix_column_ids: field(m, "primary_prefix_column_ids")
-                    .map(|v| int_list(v, &xat.key("primary_prefix_column_ids")))
-                    .transpose()?
+                primary_prefix_column_ids: opt(m, "primary_prefix_column_ids", &xat, int_list)?
                     .unwrap_or_default(),
-                keep_order: field(m, "keep_order")
-                    .map(|v| bool_of(v, &xat.key("keep_order")))
-                    .transpose()?,
+                keep_order: opt(m, "keep_order", &xat, bool_of)?,
                 ..Default::default()
             });
         }
@@ -1094,18 +1094,12 @@ fn executor(
             next_schema = Some(columns.iter().map(column_type).collect());
             e.tp = Some(T::TypeIndexScan as i32);
             e.idx_scan = Some(tipb::IndexScan {
-                table_id: field(m, "table_id")
-                    .map(|v| int_of(v, &xat.key("table_id")))
-                    .transpose()?,
-                index_id: field(m, "index_id")
-                    .map(|v| int_of(v, &xat.key("index_id")))
-                    .transpose()?,
+                table_id: opt(m, "table_id", &xat, int_of)?,
+                index_id: opt(m, "index_id", &xat, int_of)?,
                 columns,
-                desc: field(m, "desc").map(|v| bool_of(v, &xat.key("desc"))).transpose()?,
-                unique: field(m, "unique").map(|v| bool_of(v, &xat.key("unique"))).transpose()?,
-                primary_column_ids: field(m, "primary_column_ids")
-                    .map(|v| int_list(v, &xat.key("primary_column_ids")))
-                    .transpose()?
+                desc: opt(m, "desc", &xat, bool_of)?,
+                unique: opt(m, "unique", &xat, bool_of)?,
+                primary_column_ids: opt(m, "primary_column_ids", &xat, int_list)?
                     .unwrap_or_default(),
             });
         }
@@ -1135,9 +1129,7 @@ fn executor(
                     .map(|v| parser.exprs(v, &xat.key("aggs")))
                     .transpose()?
                     .unwrap_or_default(),
-                streamed: field(m, "streamed")
-                    .map(|v| bool_of(v, &xat.key("streamed")))
-                    .transpose()?,
+                streamed: opt(m, "streamed", &xat, bool_of)?,
                 ..Default::default()
             };
             next_schema = Some(aggregation_outputs(&agg));
@@ -1155,7 +1147,7 @@ fn executor(
                     .map(|v| parser.by_items(v, &xat.key("order_by")))
                     .transpose()?
                     .unwrap_or_default(),
-                limit: field(m, "limit").map(|v| uint_of(v, &xat.key("limit"))).transpose()?,
+                limit: opt(m, "limit", &xat, uint_of)?,
                 ..Default::default()
             }));
         }
@@ -1295,18 +1287,14 @@ pub fn parse(text: &str) -> Result<DagFile> {
                 })
             })
             .transpose()?,
-        time_zone_offset: field(o, "time_zone_offset")
-            .map(|v| int_of(v, &top.key("time_zone_offset")))
-            .transpose()?,
+        time_zone_offset: opt(o, "time_zone_offset", &top, int_of)?,
         time_zone_name: field(o, "time_zone_name")
             .map(|v| str_of(v, &top.key("time_zone_name")).map(str::to_owned))
             .transpose()?,
         flags: opt_u64("flags")?,
         sql_mode: opt_u64("sql_mode")?,
         max_warning_count: opt_u64("max_warning_count")?,
-        collect_execution_summaries: field(o, "collect_execution_summaries")
-            .map(|v| bool_of(v, &top.key("collect_execution_summaries")))
-            .transpose()?,
+        collect_execution_summaries: opt(o, "collect_execution_summaries", &top, bool_of)?,
         max_allowed_packet: opt_u64("max_allowed_packet")?,
         start_ts_fallback: opt_u64("start_ts_fallback")?,
         ..Default::default()
