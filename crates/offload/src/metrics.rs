@@ -89,6 +89,10 @@ impl Metrics {
             ),
             &["reason"],
         )?;
+        // Every reason from the first scrape, so a rate over it needs no first failure.
+        for reason in ["error", "timeout", "empty"] {
+            worker_resolve_errors.with_label_values(&[reason]);
+        }
         registry.register(Box::new(estimate_blocks.clone()))?;
         registry.register(Box::new(remote_processed_size.clone()))?;
         registry.register(Box::new(request_error.clone()))?;
@@ -121,7 +125,6 @@ mod tests {
         m.request_error.with_label_values(&["x"]).inc();
         m.requests.with_label_values(&["local"]).inc();
         m.local.with_label_values(&["limit"]).inc();
-        m.worker_resolve_errors.with_label_values(&["empty"]).inc();
         let mut names: Vec<String> =
             registry.gather().iter().map(|f| f.name().to_owned()).collect();
         names.sort();
