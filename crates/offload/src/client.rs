@@ -195,10 +195,11 @@ impl Shared {
 /// [`update`](Self::update) replaces the worker list and the retry knobs at run time; the
 /// transport, and with it every pooled connection, stays.
 ///
-/// With [`enable_discovery`](Self::enable_discovery) (what [`Offloader`](crate::Offloader)
+/// With `enable_discovery` (feature `http-client`; what [`Offloader`](crate::Offloader)
 /// does for its default transport), a worker URL whose host is a DNS name becomes one worker
-/// per address the name resolves to, re-resolved on a Tokio task every
-/// `remote-coprocessor-resolve-interval`; a request keeps the worker set it started with.
+/// per address the name resolves to, re-resolved every `remote-coprocessor-resolve-interval`
+/// on a Tokio task — the one thing that needs a runtime; a request keeps the worker set it
+/// started with.
 #[derive(Debug)]
 pub struct RemoteClient {
     transport: Arc<dyn Transport>,
@@ -210,7 +211,7 @@ pub struct RemoteClient {
 
 impl RemoteClient {
     /// A client for the workers of `config` over `transport`. DNS names are workers as they
-    /// are (the transport resolves them) until [`enable_discovery`](Self::enable_discovery).
+    /// are (the transport resolves them) until `enable_discovery`.
     ///
     /// # Errors
     ///

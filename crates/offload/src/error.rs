@@ -33,7 +33,7 @@ pub enum Error {
     NoTransport,
     /// Worker discovery needs a Tokio runtime for its task: build the
     /// [`Offloader`](crate::Offloader) on one, give it one
-    /// ([`Builder::runtime`](crate::Builder::runtime)), or set
+    /// (`Builder::runtime`), or set
     /// `remote-coprocessor-resolve-interval = "0s"`.
     #[error(
         "`remote-coprocessor-addr` names a DNS name to resolve and there is no Tokio runtime \

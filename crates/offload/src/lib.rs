@@ -25,11 +25,11 @@
 //!   `DelegateRequest` answered with mem-data and change set from the same
 //!   [`SnapshotSource`] export, errors in the response's fields; feature `grpc` serves it as
 //!   `tikvpb.Tikv/DelegateCoprocessor` (tonic).
-//! * **Worker discovery** (`Resolver`, feature `http-client`): a worker URL naming a DNS name (a Kubernetes
-//!   headless service) stands for every address it resolves to, re-resolved every
-//!   `remote-coprocessor-resolve-interval` on a Tokio task; the rendezvous hash runs over
-//!   the addresses, a failed answer keeps the last ones, `https://` addresses are verified
-//!   against the name.
+//! * **Worker discovery** (`Resolver`, feature `http-client`): a worker URL naming a DNS
+//!   name (a Kubernetes headless service) stands for every address it resolves to,
+//!   re-resolved every `remote-coprocessor-resolve-interval` on a Tokio task; the rendezvous
+//!   hash runs over the addresses, a failed answer keeps the last ones, and `https://`
+//!   addresses are verified against the name.
 //! * **Policy**: `fallback-to-local` ([`Dispatch::FallbackLocal`]), [`Metrics`] under the
 //!   upstream names.
 //!

@@ -195,12 +195,12 @@ impl<'r> Builder<'r> {
 
     /// Builds the offloader. Needs no async runtime unless a worker URL names a DNS name to
     /// discover (then the discovery task runs on the current runtime or the one given to
-    /// [`runtime`](Self::runtime)); the default transport needs a Tokio runtime only where
+    /// `runtime`); the default transport needs a Tokio runtime only where
     /// requests are sent.
     ///
     /// Worker discovery (feature `http-client`) is on with the default transport, or with a
-    /// [`resolver`](Self::resolver); a host's own [`transport`](Self::transport) without one
-    /// gets DNS names as they are.
+    /// `resolver`; a host's own [`transport`](Self::transport) without one gets DNS names as
+    /// they are.
     ///
     /// # Errors
     ///
@@ -313,8 +313,9 @@ impl Settings {
 /// lower-level steps ([`plan`](Self::plan), [`prepare`](Self::prepare),
 /// [`send`](Self::send)) are public for callers that interleave their own work.
 ///
-/// Needs no async runtime of its own: I/O and waits are the [`Transport`]'s. Only unary DAG
-/// requests should be dispatched; streaming requests are not offloaded.
+/// Needs no async runtime of its own: I/O and waits are the [`Transport`]'s (worker
+/// discovery of DNS names aside, whose task runs on Tokio: see [`Builder::build`]). Only
+/// unary DAG requests should be dispatched; streaming requests are not offloaded.
 #[derive(Debug)]
 pub struct Offloader {
     settings: Swap<Settings>,
