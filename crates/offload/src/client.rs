@@ -1,16 +1,21 @@
 //! Sends envelopes to workers through a [`Transport`]: worker order, retries with backoff,
 //! failover and upstream's classification of the answer.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use prost::Message;
 use rcop_proto::coprocessor::Response;
+#[cfg(feature = "http-client")]
+use rcop_units::log::RateLimited;
 use rcop_wire::HEADER_DFS_REMOTE_CACHE_ADDR;
 
 use crate::backoff::Backoff;
 use crate::config::Config;
+#[cfg(feature = "http-client")]
+use crate::discovery::{Discovery, Failure, Resolver};
+use crate::discovery::{Targets, WorkerSet};
 use crate::error::{Error, RemoteError};
 use crate::metrics::Metrics;
 use crate::routing::{RoutingKey, rendezvous_order};
@@ -36,10 +41,12 @@ pub struct Reply {
     pub attempts: u32,
 }
 
-/// The knobs of the retry loop, replaceable at run time.
+/// The knobs of the retry loop and the worker set, replaceable at run time.
 #[derive(Clone, Debug)]
 struct Settings {
     workers: Arc<[Arc<str>]>,
+    /// Per worker, the TLS server name when it is not the URL's host.
+    server_names: Arc<[Option<Arc<str>>]>,
     headers: Arc<[(&'static str, String)]>,
     backoff_base: Duration,
     backoff_max: Duration,
@@ -48,22 +55,129 @@ struct Settings {
 }
 
 impl Settings {
-    fn from_config(config: &Config) -> Result<Settings, Error> {
+    fn from_config(config: &Config, workers: WorkerSet) -> Result<Settings, Error> {
         config.validate()?;
-        let workers = config.worker_urls()?.into_iter().map(Arc::from).collect();
         let headers = if config.dfs_remote_cache_addr.is_empty() {
             Vec::new()
         } else {
             vec![(HEADER_DFS_REMOTE_CACHE_ADDR, config.dfs_remote_cache_addr.clone())]
         };
         Ok(Settings {
-            workers,
+            workers: workers.urls,
+            server_names: workers.server_names,
             headers: headers.into(),
             backoff_base: config.remote_coprocessor_backoff_base.as_duration(),
             backoff_max: config.remote_coprocessor_backoff_max.as_duration(),
             max_response_size: config.remote_coprocessor_max_response_size.as_u64(),
             single_round: config.fallback_to_local,
         })
+    }
+}
+
+/// What a client shares with its discovery task: the settings requests read, and what the
+/// worker set is made of.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    settings: Swap<Settings>,
+    /// Held while the settings are replaced, so a config update and a discovery round
+    /// never undo each other.
+    targets: Mutex<Targets>,
+    metrics: Swap<Option<Metrics>>,
+    /// Repeated resolution failures are logged once a minute.
+    #[cfg(feature = "http-client")]
+    resolve_warnings: RateLimited,
+}
+
+impl Shared {
+    fn targets(&self) -> MutexGuard<'_, Targets> {
+        self.targets.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Replaces the settings; the worker gauge follows.
+    fn store(&self, settings: Settings) {
+        if let Some(m) = &*self.metrics.load() {
+            m.workers.set(i64::try_from(settings.workers.len()).unwrap_or(i64::MAX));
+        }
+        self.settings.store(settings);
+    }
+
+    /// Replaces the worker set with what `targets` (locked by the caller) expand to, when
+    /// that differs; the other settings stay.
+    #[cfg(feature = "http-client")]
+    fn swap_workers(&self, targets: &Targets) {
+        let workers = targets.workers();
+        let current = self.settings.load();
+        if workers.urls == current.workers && workers.server_names == current.server_names {
+            return;
+        }
+        let added = workers.urls.iter().filter(|w| !current.workers.contains(w)).count();
+        let removed = current.workers.iter().filter(|w| !workers.urls.contains(w)).count();
+        tracing::info!(
+            workers = workers.urls.len(),
+            added,
+            removed,
+            "remote coprocessor workers changed"
+        );
+        let mut next = Settings::clone(&current);
+        next.workers = workers.urls;
+        next.server_names = workers.server_names;
+        self.store(next);
+    }
+
+    /// The pause between discovery rounds; `None` when there is nothing to resolve.
+    #[cfg(feature = "http-client")]
+    pub(crate) fn resolve_interval(&self) -> Option<Duration> {
+        self.targets().interval()
+    }
+
+    /// Starts a discovery round: its number and the names to resolve.
+    #[cfg(feature = "http-client")]
+    pub(crate) fn begin_round(&self) -> Option<(u64, Vec<String>)> {
+        self.targets().begin_round()
+    }
+
+    /// Applies a round's answers: good ones replace their name's addresses, failed or
+    /// empty ones keep them (counted in `rcop_offload_worker_resolve_errors_total` and
+    /// logged); requests that already started keep their snapshot.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Resolve`] for the first name whose answer was not used.
+    #[cfg(feature = "http-client")]
+    pub(crate) fn apply_round(
+        &self,
+        round: u64,
+        answers: Vec<(String, Result<Vec<std::net::IpAddr>, Failure>)>,
+    ) -> Result<(), Error> {
+        let mut targets = self.targets();
+        if !targets.finish_round(round) {
+            return Ok(());
+        }
+        let mut first_failure = None;
+        for (name, answer) in answers {
+            match answer {
+                Ok(ips) => {
+                    targets.record(&name, ips);
+                }
+                Err(failure) => {
+                    if let Some(m) = &*self.metrics.load() {
+                        m.worker_resolve_errors.with_label_values(&[failure.reason()]).inc();
+                    }
+                    let error = failure.into_error(&name);
+                    if let Some(suppressed) = self.resolve_warnings.allow() {
+                        tracing::warn!(
+                            %error,
+                            suppressed,
+                            "worker discovery keeps the last addresses (logged once a minute)"
+                        );
+                    }
+                    first_failure.get_or_insert(error);
+                }
+            }
+        }
+        self.swap_workers(&targets);
+        drop(targets);
+        first_failure.map_or(Ok(()), Err)
     }
 }
 
@@ -80,23 +194,45 @@ impl Settings {
 /// The client needs no async runtime of its own: the transport does the I/O and the waits.
 /// [`update`](Self::update) replaces the worker list and the retry knobs at run time; the
 /// transport, and with it every pooled connection, stays.
+///
+/// With `enable_discovery` (feature `http-client`; what [`Offloader`](crate::Offloader)
+/// does for its default transport), a worker URL whose host is a DNS name becomes one worker
+/// per address the name resolves to, re-resolved every `remote-coprocessor-resolve-interval`
+/// on a Tokio task — the one thing that needs a runtime; a request keeps the worker set it
+/// started with.
 #[derive(Debug)]
 pub struct RemoteClient {
     transport: Arc<dyn Transport>,
-    settings: Swap<Settings>,
-    metrics: Option<Metrics>,
+    shared: Arc<Shared>,
     signer: Option<Arc<dyn RequestSigner>>,
+    #[cfg(feature = "http-client")]
+    discovery: Option<Discovery>,
 }
 
 impl RemoteClient {
-    /// A client for the workers of `config` over `transport`.
+    /// A client for the workers of `config` over `transport`. DNS names are workers as they
+    /// are (the transport resolves them) until `enable_discovery`.
     ///
     /// # Errors
     ///
     /// [`Error::Config`] for bad worker URLs or other invalid values.
     pub fn new(config: &Config, transport: Arc<dyn Transport>) -> Result<RemoteClient, Error> {
-        let settings = Settings::from_config(config)?;
-        Ok(RemoteClient { transport, settings: Swap::new(settings), metrics: None, signer: None })
+        let targets = Targets::new(config)?;
+        let settings = Settings::from_config(config, targets.workers())?;
+        let shared = Shared {
+            settings: Swap::new(settings),
+            targets: Mutex::new(targets),
+            metrics: Swap::new(None),
+            #[cfg(feature = "http-client")]
+            resolve_warnings: RateLimited::new(Duration::from_secs(60)),
+        };
+        Ok(RemoteClient {
+            transport,
+            shared: Arc::new(shared),
+            signer: None,
+            #[cfg(feature = "http-client")]
+            discovery: None,
+        })
     }
 
     /// Authenticates every attempt with `signer`'s headers.
@@ -104,28 +240,97 @@ impl RemoteClient {
         self.signer = Some(signer);
     }
 
-    /// Counts failed attempts in `metrics.request_error`.
+    /// Counts failed attempts in `metrics.request_error`, the workers in `metrics.workers`
+    /// and discovery's failures in `metrics.worker_resolve_errors`.
     pub fn set_metrics(&mut self, metrics: Metrics) {
-        self.metrics = Some(metrics);
+        metrics.workers.set(i64::try_from(self.workers().len()).unwrap_or(i64::MAX));
+        self.shared.metrics.store(Some(metrics));
     }
 
-    /// Applies `config`'s worker list, backoff, response cap, extra headers and
-    /// `fallback-to-local` to the requests that start from now on.
+    /// Resolves the DNS names among the worker URLs through `resolver`, now and every
+    /// `remote-coprocessor-resolve-interval`, on a task of `runtime` (default: the runtime
+    /// this is called on) that stops when the client drops. Each address is one worker;
+    /// a name's failed or empty answer keeps its last addresses, and until its first answer
+    /// the name is a worker as it is. The task starts once the configuration names a DNS
+    /// name with discovery on (here or in a later [`update`](Self::update)).
     ///
     /// # Errors
     ///
-    /// [`Error::Config`]; the old settings stay.
+    /// [`Error::NoRuntime`] when a name needs resolving and there is no runtime; the client
+    /// is left without discovery.
+    #[cfg(feature = "http-client")]
+    pub fn enable_discovery(
+        &mut self,
+        resolver: Arc<dyn Resolver>,
+        runtime: Option<tokio::runtime::Handle>,
+    ) -> Result<(), Error> {
+        let runtime = runtime.or_else(|| tokio::runtime::Handle::try_current().ok());
+        let discovery = Discovery::new(resolver, runtime);
+        let mut targets = self.shared.targets();
+        targets.set_enabled(true);
+        if targets.interval().is_some()
+            && let Err(e) = discovery.ensure_started(&self.shared)
+        {
+            targets.set_enabled(false);
+            return Err(e);
+        }
+        self.shared.swap_workers(&targets);
+        drop(targets);
+        self.discovery = Some(discovery);
+        Ok(())
+    }
+
+    /// Resolves the worker names now and applies the answers, as the discovery task does
+    /// every interval (a host may await it once before serving). Without discovery, or
+    /// with it off, does nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Resolve`] for the first name whose answer failed or was empty (its last
+    /// addresses stay; the other names' answers are applied).
+    #[cfg(feature = "http-client")]
+    pub async fn resolve_workers(&self) -> Result<(), Error> {
+        match &self.discovery {
+            Some(discovery) => discovery.resolve_now(&self.shared).await,
+            None => Ok(()),
+        }
+    }
+
+    /// Applies `config`'s worker list, backoff, response cap, extra headers,
+    /// `fallback-to-local` and resolve interval to the requests that start from now on.
+    /// Names configured before and now keep their resolved addresses; new names are
+    /// resolved at once.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Config`]; [`Error::NoRuntime`] when discovery needs a task and has no
+    /// runtime. The old settings stay.
     pub fn update(&self, config: &Config) -> Result<(), Error> {
-        let settings = Settings::from_config(config)?;
-        self.settings.store(settings);
+        let mut targets = self.shared.targets();
+        let next = targets.reconfigured(config)?;
+        let settings = Settings::from_config(config, next.workers())?;
+        #[cfg(feature = "http-client")]
+        if let Some(discovery) = &self.discovery
+            && next.interval().is_some()
+        {
+            discovery.ensure_started(&self.shared)?;
+        }
+        *targets = next;
+        self.shared.store(settings);
+        drop(targets);
+        #[cfg(feature = "http-client")]
+        if let Some(discovery) = &self.discovery {
+            discovery.wake();
+        }
         Ok(())
     }
 
     fn settings(&self) -> Arc<Settings> {
-        self.settings.load()
+        self.shared.settings.load()
     }
 
-    /// The worker URLs, in configuration order.
+    /// The current workers: the configured URLs in order, a DNS name replaced (with
+    /// discovery) by one URL per address it resolved to, each URL once.
     pub fn workers(&self) -> Arc<[Arc<str>]> {
         self.settings().workers.clone()
     }
@@ -169,11 +374,13 @@ impl RemoteClient {
         loop {
             for &i in &order {
                 let Some(worker) = settings.workers.get(i) else { continue };
+                let server_name = settings.server_names.get(i).and_then(Option::as_deref);
                 if Instant::now() >= deadline {
                     return Err(deadline_exceeded(attempts, last));
                 }
                 attempts = attempts.saturating_add(1);
-                match self.attempt(&settings, worker, envelope.clone(), deadline).await {
+                match self.attempt(&settings, worker, server_name, envelope.clone(), deadline).await
+                {
                     Ok((response, raw)) => {
                         return Ok(Reply { response, raw, worker: worker.clone(), attempts });
                     }
@@ -209,7 +416,7 @@ impl RemoteClient {
     }
 
     fn count_error(&self, reason: &str) {
-        if let Some(m) = &self.metrics {
+        if let Some(m) = &*self.shared.metrics.load() {
             m.request_error.with_label_values(&[reason]).inc();
         }
     }
@@ -219,6 +426,7 @@ impl RemoteClient {
         &self,
         settings: &Settings,
         worker: &Arc<str>,
+        server_name: Option<&str>,
         envelope: Bytes,
         deadline: Instant,
     ) -> Result<(Response, Bytes), Attempt> {
@@ -231,8 +439,11 @@ impl RemoteClient {
         if let Some(signer) = &self.signer {
             headers.extend(signer.sign(rcop_wire::COPROCESSOR_PATH, &envelope));
         }
-        let post = Post::new(worker, envelope, deadline, settings.max_response_size)
+        let mut post = Post::new(worker, envelope, deadline, settings.max_response_size)
             .with_headers(&headers);
+        if let Some(name) = server_name {
+            post = post.with_server_name(name);
+        }
         let fail = |e| Err(Attempt::Failed(e));
         let reply = match self.transport.post(post).await {
             Ok(reply) => reply,

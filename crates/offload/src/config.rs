@@ -1,6 +1,8 @@
 //! The storage node's offload knobs: upstream's `[kvengine]` names, kebab-case, plus the
 //! client, retry and fallback knobs this crate adds.
 
+use std::fmt;
+use std::net::IpAddr;
 use std::time::Duration;
 
 pub use rcop_units::{ReadableDuration, ReadableSize};
@@ -40,6 +42,16 @@ pub const DEFAULT_MAX_RESPONSE_SIZE: u64 = 256 * 1024 * 1024;
 /// bytes; beyond it the request runs locally.
 pub const DEFAULT_MAX_WHOLE_RESPONSE_SIZE: u64 = 1 << 30;
 
+/// Default `remote-coprocessor-resolve-interval`: 10 s. A Kubernetes headless service's
+/// records change when a pod becomes ready or goes away, and CoreDNS serves them with a 5 s
+/// TTL by default, so a new worker takes its shards within about 15 s; one `getaddrinfo`
+/// per name every 10 s costs nothing.
+pub const DEFAULT_RESOLVE_INTERVAL: Duration = Duration::from_secs(10);
+
+/// The shortest non-zero `remote-coprocessor-resolve-interval`: 1 s, so a value meant as
+/// seconds but written as milliseconds cannot turn the node into a DNS load generator.
+pub const MIN_RESOLVE_INTERVAL: Duration = Duration::from_secs(1);
+
 /// Offload configuration, the storage node's `[kvengine]` section (kebab-case keys).
 ///
 /// Every key is optional; [`Config::default`] gives the documented defaults and an empty
@@ -70,8 +82,16 @@ pub const DEFAULT_MAX_WHOLE_RESPONSE_SIZE: u64 = 1 << 30;
 #[non_exhaustive]
 pub struct Config {
     /// Worker URL(s) for heavy DAG requests: one string or a list. An empty string or list
-    /// disables offloading. A URL without a path gets `/coprocessor`.
+    /// disables offloading. A URL without a path gets `/coprocessor`. A URL whose host is a
+    /// DNS name stands for every address the name resolves to (see
+    /// [`remote_coprocessor_resolve_interval`](Self::remote_coprocessor_resolve_interval)).
     pub remote_coprocessor_addr: WorkerAddrs,
+    /// How often the DNS names of `remote-coprocessor-addr` are resolved again (default
+    /// 10 s; at least 1 s). Each address a name resolves to is one worker of the rendezvous
+    /// set, so a Kubernetes headless service spreads shards over its pods; a failed or empty
+    /// answer keeps the previous addresses. `"0s"` turns discovery off: a name is then one
+    /// worker, resolved by the HTTP client at each connection, as an IP address is.
+    pub remote_coprocessor_resolve_interval: ReadableDuration,
     /// Estimated block bytes at or above which a request is offloaded (default 32 MiB;
     /// `"32MiB"`, `"32000000"` or an integer).
     pub remote_coprocessor_min_blocks_size: ReadableSize,
@@ -113,6 +133,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             remote_coprocessor_addr: WorkerAddrs::default(),
+            remote_coprocessor_resolve_interval: ReadableDuration(DEFAULT_RESOLVE_INTERVAL),
             remote_coprocessor_min_blocks_size: ReadableSize(DEFAULT_MIN_BLOCKS_SIZE),
             remote_coprocessor_num_ranges: DEFAULT_NUM_RANGES,
             remote_coprocessor_min_process_duration: ReadableDuration(DEFAULT_MIN_PROCESS_DURATION),
@@ -151,12 +172,20 @@ impl Config {
     /// # Errors
     ///
     /// [`Error::Config`] naming the key: a worker URL that is not `http://` or `https://`
-    /// with a host, `remote-coprocessor-num-ranges` of 0, a zero request timeout or backoff
+    /// with a host, a non-zero `remote-coprocessor-resolve-interval` under 1 s,
+    /// `remote-coprocessor-num-ranges` of 0, a zero request timeout or backoff
     /// base, a backoff base above the max, a zero connect timeout or response size.
     pub fn validate(&self) -> Result<(), Error> {
         self.worker_urls()?;
         let invalid =
             |key: &'static str, reason: &str| Err(Error::Config { key, reason: reason.to_owned() });
+        let resolve = self.remote_coprocessor_resolve_interval.as_duration();
+        if !resolve.is_zero() && resolve < MIN_RESOLVE_INTERVAL {
+            return invalid(
+                "remote-coprocessor-resolve-interval",
+                "must be \"0s\" (no discovery) or at least 1s",
+            );
+        }
         if self.remote_coprocessor_num_ranges == 0 {
             return invalid("remote-coprocessor-num-ranges", "must be at least 1");
         }
@@ -195,47 +224,113 @@ impl Config {
     /// [`Error::Config`] for `remote-coprocessor-addr` when a URL is not `http://` /
     /// `https://` with a host.
     pub fn worker_urls(&self) -> Result<Vec<String>, Error> {
+        Ok(self.parsed_worker_urls()?.iter().map(WorkerUrl::to_string).collect())
+    }
+
+    /// The worker URLs, checked and taken apart.
+    pub(crate) fn parsed_worker_urls(&self) -> Result<Vec<WorkerUrl>, Error> {
         self.remote_coprocessor_addr.0.iter().map(|url| parse_worker_url(url)).collect()
+    }
+
+    /// The re-resolution interval of worker names; `None` when discovery is off (`"0s"`).
+    pub(crate) fn resolve_interval(&self) -> Option<Duration> {
+        let interval = self.remote_coprocessor_resolve_interval.as_duration();
+        (!interval.is_zero()).then_some(interval)
+    }
+}
+
+/// A checked worker URL, `{scheme}://{userinfo@}{host}{:port}{path}`, in its parts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct WorkerUrl {
+    /// `http` or `https`, lower case.
+    pub(crate) scheme: &'static str,
+    /// `user[:password]@`, or empty.
+    userinfo: String,
+    /// The host as written (an IPv6 literal with its brackets).
+    host: String,
+    /// `:port` as written, or empty.
+    port: String,
+    /// The path, `/coprocessor` when none was given.
+    path: String,
+    /// The host when it is a DNS name, lower case; `None` for an IP literal.
+    name: Option<String>,
+}
+
+impl WorkerUrl {
+    /// The host when it is a DNS name (lower case), not an IP address.
+    pub(crate) fn dns_name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// This URL with its host replaced by `ip` (the scheme, user, port and path kept).
+    pub(crate) fn with_ip(&self, ip: IpAddr) -> String {
+        let WorkerUrl { scheme, userinfo, port, path, .. } = self;
+        match ip {
+            IpAddr::V4(v4) => format!("{scheme}://{userinfo}{v4}{port}{path}"),
+            IpAddr::V6(v6) => format!("{scheme}://{userinfo}[{v6}]{port}{path}"),
+        }
+    }
+}
+
+impl fmt::Display for WorkerUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let WorkerUrl { scheme, userinfo, host, port, path, .. } = self;
+        write!(f, "{scheme}://{userinfo}{host}{port}{path}")
     }
 }
 
 /// Checks a worker URL (`http[s]://authority[/path]`) and gives an empty path
 /// `/coprocessor`. No query or fragment; the authority has no spaces or controls.
-fn parse_worker_url(url: &str) -> Result<String, Error> {
+fn parse_worker_url(url: &str) -> Result<WorkerUrl, Error> {
     let bad = |reason: String| Error::Config { key: "remote-coprocessor-addr", reason };
     let Some((scheme, rest)) = url.split_once("://") else {
         return Err(bad(format!("{url:?} must start with http:// or https://")));
     };
-    if !scheme.eq_ignore_ascii_case("http") && !scheme.eq_ignore_ascii_case("https") {
+    let scheme = if scheme.eq_ignore_ascii_case("http") {
+        "http"
+    } else if scheme.eq_ignore_ascii_case("https") {
+        "https"
+    } else {
         return Err(bad(format!("{url:?} must start with http:// or https://")));
-    }
+    };
     let (authority, path) = rest.find('/').map_or((rest, ""), |i| rest.split_at(i));
-    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let (host_only, port) = match host.strip_prefix('[') {
-        Some(v6) => match v6.split_once(']') {
-            Some((h, after)) => (h, after.strip_prefix(':')),
-            None => return Err(bad(format!("{url:?} has an unclosed IPv6 address"))),
-        },
-        None => match host.split_once(':') {
-            Some((h, p)) => (h, Some(p)),
-            None => (host, None),
-        },
+    let (userinfo, host) =
+        authority.rfind('@').map_or(("", authority), |i| authority.split_at(i + 1));
+    // `host_part` as written (IPv6 in brackets), `port_part` empty or `:port`.
+    let (host_part, port_part, host_only, ip) = if host.starts_with('[') {
+        let Some(close) = host.find(']') else {
+            return Err(bad(format!("{url:?} has an unclosed IPv6 address")));
+        };
+        let (bracketed, port_part) = host.split_at(close + 1);
+        let inner = bracketed.get(1..close).unwrap_or_default();
+        (bracketed, port_part, inner, inner.parse::<std::net::Ipv6Addr>().ok().map(IpAddr::V6))
+    } else {
+        let (h, port_part) = host.find(':').map_or((host, ""), |i| host.split_at(i));
+        (h, port_part, h, h.parse::<std::net::Ipv4Addr>().ok().map(IpAddr::V4))
     };
     if host_only.is_empty() {
         return Err(bad(format!("{url:?} has no host")));
     }
-    if let Some(port) = port
-        && port.parse::<u16>().is_err()
-    {
-        return Err(bad(format!("{url:?} has a bad port {port:?}")));
+    if !port_part.is_empty() {
+        let port = port_part.strip_prefix(':').unwrap_or(port_part);
+        let digits = !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit());
+        if !port_part.starts_with(':') || !digits || port.parse::<u16>().is_err() {
+            return Err(bad(format!("{url:?} has a bad port {port:?}")));
+        }
     }
     let visible = |s: &str| s.bytes().all(|b| b.is_ascii_graphic());
     if !visible(authority) || !visible(path) || url.contains(['?', '#']) {
         return Err(bad(format!("{url:?} is not a URL of the form http[s]://host:port/path")));
     }
-    let scheme = scheme.to_ascii_lowercase();
     let path = if path.is_empty() || path == "/" { rcop_wire::COPROCESSOR_PATH } else { path };
-    Ok(format!("{scheme}://{authority}{path}"))
+    Ok(WorkerUrl {
+        scheme,
+        userinfo: userinfo.to_owned(),
+        host: host_part.to_owned(),
+        port: port_part.to_owned(),
+        path: path.to_owned(),
+        name: ip.is_none().then(|| host_only.to_ascii_lowercase()),
+    })
 }
 
 /// `remote-coprocessor-addr`: one URL or a list of URLs (empty entries dropped).
@@ -284,7 +379,7 @@ mod tests {
 
     #[test]
     fn worker_url_normalisation() {
-        let one = |s: &str| parse_worker_url(s);
+        let one = |s: &str| parse_worker_url(s).map(|u| u.to_string());
         assert_eq!(one("http://a:19000").unwrap(), "http://a:19000/coprocessor");
         assert_eq!(one("https://a:19000/").unwrap(), "https://a:19000/coprocessor");
         assert_eq!(one("http://a:19000/custom").unwrap(), "http://a:19000/custom");
@@ -296,6 +391,51 @@ mod tests {
         assert!(one("http://a:port/").is_err());
         assert!(one("http://a b/").is_err());
         assert!(one("http://a/?q").is_err());
+        assert!(one("http://[::1]x/").is_err());
+        assert!(one("http://a:/").is_err());
+        assert!(one("http://a::80/").is_err());
+        assert!(one("http://a:+80/").is_err());
         assert_eq!(one("HTTP://[::1]:19000").unwrap(), "http://[::1]:19000/coprocessor");
+        assert_eq!(one("http://u:p@a:1/x").unwrap(), "http://u:p@a:1/x");
+    }
+
+    #[test]
+    fn worker_url_parts_and_dns_names() {
+        let url = |s: &str| parse_worker_url(s).unwrap();
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        let named = url("HTTPS://Workers.Svc.Cluster.Local:19000");
+        assert_eq!(named.scheme, "https");
+        assert_eq!(named.dns_name(), Some("workers.svc.cluster.local"));
+        assert_eq!(named.with_ip(ip("10.0.0.5")), "https://10.0.0.5:19000/coprocessor");
+        assert_eq!(named.with_ip(ip("fd00::5")), "https://[fd00::5]:19000/coprocessor");
+        // The user, a missing port and a custom path survive the replacement.
+        let bare = url("http://u@w/custom");
+        assert_eq!(bare.dns_name(), Some("w"));
+        assert_eq!(bare.with_ip(ip("10.0.0.6")), "http://u@10.0.0.6/custom");
+        assert_eq!(url("http://localhost:1").dns_name(), Some("localhost"));
+        // IP literals are workers as they are.
+        for literal in
+            ["http://10.0.0.1:19000", "http://10.0.0.1", "http://[::1]:1", "http://[fd00::1]"]
+        {
+            assert_eq!(url(literal).dns_name(), None, "{literal}");
+        }
+        // Not an IPv4 address, so a name (which getaddrinfo may still read as one).
+        assert_eq!(url("http://10.0.0:1").dns_name(), Some("10.0.0"));
+    }
+
+    #[test]
+    fn resolve_interval_is_zero_or_at_least_a_second() {
+        let with = |text: &str| Config::from_toml_str(text);
+        assert_eq!(Config::default().resolve_interval(), Some(DEFAULT_RESOLVE_INTERVAL));
+        let off = with("remote-coprocessor-resolve-interval = \"0s\"").unwrap();
+        assert_eq!(off.resolve_interval(), None);
+        let slow = with("remote-coprocessor-resolve-interval = \"1m\"").unwrap();
+        assert_eq!(slow.resolve_interval(), Some(Duration::from_secs(60)));
+        match with("remote-coprocessor-resolve-interval = \"500ms\"") {
+            Err(Error::Config { key, .. }) => {
+                assert_eq!(key, "remote-coprocessor-resolve-interval")
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -31,6 +31,26 @@ pub enum Error {
     /// [`Transport`](crate::Transport).
     #[error("no transport: give the builder one, or enable the `http-client` feature")]
     NoTransport,
+    /// Worker discovery needs a Tokio runtime for its task: build the
+    /// [`Offloader`](crate::Offloader) on one, give it one
+    /// (`Builder::runtime`), or set
+    /// `remote-coprocessor-resolve-interval = "0s"`.
+    #[error(
+        "`remote-coprocessor-addr` names a DNS name to resolve and there is no Tokio runtime \
+         to resolve it on (build on a runtime, or set remote-coprocessor-resolve-interval = \"0s\")"
+    )]
+    NoRuntime,
+    /// A worker name did not resolve, or resolved to no address; its previous addresses
+    /// are still used.
+    #[error("resolving worker name {name:?} failed: {source}")]
+    Resolve {
+        /// The DNS name.
+        name: String,
+        /// The resolver's error (`TimedOut` for no answer in time, `NotFound` for an empty
+        /// one).
+        #[source]
+        source: std::io::Error,
+    },
     /// A metric could not be registered (usually: already registered on that registry).
     #[error("registering offload metrics failed: {0}")]
     Metrics(#[from] prometheus::Error),

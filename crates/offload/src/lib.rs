@@ -25,6 +25,11 @@
 //!   `DelegateRequest` answered with mem-data and change set from the same
 //!   [`SnapshotSource`] export, errors in the response's fields; feature `grpc` serves it as
 //!   `tikvpb.Tikv/DelegateCoprocessor` (tonic).
+//! * **Worker discovery** (`Resolver`, feature `http-client`): a worker URL naming a DNS
+//!   name (a Kubernetes headless service) stands for every address it resolves to,
+//!   re-resolved every `remote-coprocessor-resolve-interval` on a Tokio task; the rendezvous
+//!   hash runs over the addresses, a failed answer keeps the last ones, and `https://`
+//!   addresses are verified against the name.
 //! * **Policy**: `fallback-to-local` ([`Dispatch::FallbackLocal`]), [`Metrics`] under the
 //!   upstream names.
 //!
@@ -85,6 +90,7 @@ mod config;
 pub mod conformance;
 mod decision;
 pub mod delegate;
+mod discovery;
 mod error;
 #[cfg(feature = "grpc")]
 mod grpc;
@@ -105,14 +111,16 @@ pub use crate::config::{
     Config, DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_MAX, DEFAULT_CONNECT_TIMEOUT,
     DEFAULT_MAX_RESPONSE_SIZE, DEFAULT_MAX_WHOLE_RESPONSE_SIZE, DEFAULT_MIN_BLOCKS_SIZE,
     DEFAULT_MIN_PROCESS_DURATION, DEFAULT_NUM_RANGES, DEFAULT_POOL_IDLE_TIMEOUT,
-    DEFAULT_POOL_MAX_IDLE_PER_HOST, DEFAULT_REQUEST_TIMEOUT, ReadableDuration, ReadableSize,
-    WorkerAddrs,
+    DEFAULT_POOL_MAX_IDLE_PER_HOST, DEFAULT_REQUEST_TIMEOUT, DEFAULT_RESOLVE_INTERVAL,
+    MIN_RESOLVE_INTERVAL, ReadableDuration, ReadableSize, WorkerAddrs,
 };
 pub use crate::decision::{
     Decision, LocalReason, Plan, REMOTE_MIN_PAGING_SIZE, Rules, TSO_PHYSICAL_SHIFT, aged_threshold,
     decide,
 };
 pub use crate::delegate::{DelegatePermit, DelegatePermits, export_delegate};
+#[cfg(feature = "http-client")]
+pub use crate::discovery::{Resolver, SystemResolver};
 pub use crate::error::{Error, RemoteError, SourceError};
 #[cfg(feature = "grpc")]
 pub use crate::grpc::{DelegateHost, DelegateService, parse_grpc_timeout};

@@ -5,7 +5,7 @@
 //! prefixed `rcop_offload_`, so none collides with a metric TiKV registers — in particular
 //! TiKV's own `tikv_coprocessor_request_error{reason}`.
 
-use prometheus::{Histogram, HistogramOpts, IntCounter, IntCounterVec, Opts, Registry};
+use prometheus::{Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, Opts, Registry};
 
 /// The offload metrics.
 #[derive(Clone, Debug)]
@@ -26,6 +26,12 @@ pub struct Metrics {
     /// `rcop_offload_resumed_pages_total`: pages fetched after the first to answer a
     /// non-paging request whole.
     pub resumed_pages: IntCounter,
+    /// `rcop_offload_workers`: workers in the current set (each address of a discovered DNS
+    /// name counts once).
+    pub workers: IntGauge,
+    /// `rcop_offload_worker_resolve_errors_total{reason="error"|"timeout"|"empty"}`: worker
+    /// names whose answer was not used in a discovery round (their last addresses stay).
+    pub worker_resolve_errors: IntCounterVec,
 }
 
 /// Every metric name [`Metrics::register`] registers.
@@ -36,6 +42,8 @@ pub const METRIC_NAMES: &[&str] = &[
     "rcop_offload_requests_total",
     "rcop_offload_local_total",
     "rcop_offload_resumed_pages_total",
+    "rcop_offload_workers",
+    "rcop_offload_worker_resolve_errors_total",
 ];
 
 impl Metrics {
@@ -73,12 +81,26 @@ impl Metrics {
             "rcop_offload_resumed_pages_total",
             "Pages fetched after the first to answer non-paging requests whole",
         )?;
+        let workers = IntGauge::new("rcop_offload_workers", "Workers in the current set")?;
+        let worker_resolve_errors = IntCounterVec::new(
+            Opts::new(
+                "rcop_offload_worker_resolve_errors_total",
+                "Worker names whose DNS answer was not used, by reason",
+            ),
+            &["reason"],
+        )?;
+        // Every reason from the first scrape, so a rate over it needs no first failure.
+        for reason in ["error", "timeout", "empty"] {
+            worker_resolve_errors.with_label_values(&[reason]);
+        }
         registry.register(Box::new(estimate_blocks.clone()))?;
         registry.register(Box::new(remote_processed_size.clone()))?;
         registry.register(Box::new(request_error.clone()))?;
         registry.register(Box::new(requests.clone()))?;
         registry.register(Box::new(local.clone()))?;
         registry.register(Box::new(resumed_pages.clone()))?;
+        registry.register(Box::new(workers.clone()))?;
+        registry.register(Box::new(worker_resolve_errors.clone()))?;
         Ok(Metrics {
             estimate_blocks,
             remote_processed_size,
@@ -86,6 +108,8 @@ impl Metrics {
             requests,
             local,
             resumed_pages,
+            workers,
+            worker_resolve_errors,
         })
     }
 }

@@ -128,9 +128,30 @@ pub struct Builder<'r> {
     #[cfg(feature = "tls")]
     tls: Option<rustls::ClientConfig>,
     signer: Option<Arc<dyn RequestSigner>>,
+    #[cfg(feature = "http-client")]
+    resolver: Option<Arc<dyn crate::discovery::Resolver>>,
+    #[cfg(feature = "http-client")]
+    runtime: Option<tokio::runtime::Handle>,
 }
 
 impl<'r> Builder<'r> {
+    /// Resolves worker DNS names with `resolver` instead of the system's `getaddrinfo`
+    /// ([`SystemResolver`](crate::SystemResolver)). Also turns worker discovery on for a
+    /// [`transport`](Self::transport) of the host's, which otherwise resolves names itself.
+    #[cfg(feature = "http-client")]
+    pub fn resolver(mut self, resolver: Arc<dyn crate::discovery::Resolver>) -> Self {
+        self.resolver = Some(resolver);
+        self
+    }
+
+    /// Runs the worker-discovery task on `runtime` (default: the runtime
+    /// [`build`](Self::build) is called on).
+    #[cfg(feature = "http-client")]
+    pub fn runtime(mut self, runtime: tokio::runtime::Handle) -> Self {
+        self.runtime = Some(runtime);
+        self
+    }
+
     /// Signs every request with `signer` (e.g. an `rcop_tls::SharedSecret`, which a worker
     /// with `[security] shared-secret-path` requires).
     pub fn signer(mut self, signer: Arc<dyn RequestSigner>) -> Self {
@@ -172,14 +193,27 @@ impl<'r> Builder<'r> {
         self
     }
 
-    /// Builds the offloader. Needs no async runtime; the default transport needs a Tokio
-    /// runtime only where requests are sent.
+    /// Builds the offloader. Needs no async runtime unless a worker URL names a DNS name to
+    /// discover (then the discovery task runs on the current runtime or the one given to
+    /// `runtime`); the default transport needs a Tokio runtime only where
+    /// requests are sent.
+    ///
+    /// Worker discovery (feature `http-client`) is on with the default transport, or with a
+    /// `resolver`; a host's own [`transport`](Self::transport) without one gets DNS names as
+    /// they are.
     ///
     /// # Errors
     ///
     /// [`Error::Config`], [`Error::Tls`], [`Error::Metrics`]; [`Error::NoTransport`] when
-    /// built without the `http-client` feature and no [`transport`](Self::transport).
+    /// built without the `http-client` feature and no [`transport`](Self::transport);
+    /// [`Error::NoRuntime`] when a name is to be discovered and there is no runtime.
     pub fn build(self) -> Result<Offloader, Error> {
+        #[cfg(feature = "http-client")]
+        let resolver = match (self.resolver, &self.transport) {
+            (Some(resolver), _) => Some(resolver),
+            (None, None) => Some(Arc::new(crate::discovery::SystemResolver) as Arc<_>),
+            (None, Some(_)) => None,
+        };
         let transport = match self.transport {
             Some(t) => t,
             None => default_transport(&self.config, {
@@ -200,6 +234,10 @@ impl<'r> Builder<'r> {
         let metrics = self.registry.map(Metrics::register).transpose()?;
         if let Some(m) = &metrics {
             client.set_metrics(m.clone());
+        }
+        #[cfg(feature = "http-client")]
+        if let Some(resolver) = resolver {
+            client.enable_discovery(resolver, self.runtime)?;
         }
         Ok(Offloader {
             settings: Swap::new(Settings::from_config(&self.config)),
@@ -275,8 +313,9 @@ impl Settings {
 /// lower-level steps ([`plan`](Self::plan), [`prepare`](Self::prepare),
 /// [`send`](Self::send)) are public for callers that interleave their own work.
 ///
-/// Needs no async runtime of its own: I/O and waits are the [`Transport`]'s. Only unary DAG
-/// requests should be dispatched; streaming requests are not offloaded.
+/// Needs no async runtime of its own: I/O and waits are the [`Transport`]'s (worker
+/// discovery of DNS names aside, whose task runs on Tokio: see [`Builder::build`]). Only
+/// unary DAG requests should be dispatched; streaming requests are not offloaded.
 #[derive(Debug)]
 pub struct Offloader {
     settings: Swap<Settings>,
@@ -300,13 +339,17 @@ impl Offloader {
             #[cfg(feature = "tls")]
             tls: None,
             signer: None,
+            #[cfg(feature = "http-client")]
+            resolver: None,
+            #[cfg(feature = "http-client")]
+            runtime: None,
         }
     }
 
     /// Applies a new configuration to the requests that start from now on: decision rules,
-    /// the worker list, timeouts, backoff, response caps and `fallback-to-local`. Pooled
-    /// connections and the lazy-pattern history are kept. For a host's online-config
-    /// manager.
+    /// the worker list and its resolve interval, timeouts, backoff, response caps and
+    /// `fallback-to-local`. Pooled connections, the lazy-pattern history and the addresses
+    /// of worker names still configured are kept. For a host's online-config manager.
     ///
     /// # Errors
     ///

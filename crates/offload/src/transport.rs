@@ -31,18 +31,29 @@ pub struct Post<'a> {
     pub headers: &'a [(&'static str, String)],
     /// Refuse a response body longer than this ([`TransportError::TooLarge`]).
     pub max_response_bytes: u64,
+    /// For an `https://` URL, the name to verify the worker's certificate against (and send
+    /// as SNI) instead of the URL's host: set for an address found by worker discovery
+    /// (`https://10.0.0.5:19000/…` resolved from `https://workers.ns.svc:19000`), whose
+    /// certificate names the service, not the address. `None`: the URL's host.
+    pub server_name: Option<&'a str>,
 }
 
 impl<'a> Post<'a> {
     /// A POST of `body` to `url` before `deadline`, no extra headers, answers up to
     /// `max_response_bytes`.
     pub fn new(url: &'a str, body: Bytes, deadline: Instant, max_response_bytes: u64) -> Self {
-        Post { url, body, deadline, headers: &[], max_response_bytes }
+        Post { url, body, deadline, headers: &[], max_response_bytes, server_name: None }
     }
 
     /// With these extra headers.
     pub fn with_headers(mut self, headers: &'a [(&'static str, String)]) -> Self {
         self.headers = headers;
+        self
+    }
+
+    /// With this TLS server name ([`server_name`](Self::server_name)).
+    pub fn with_server_name(mut self, server_name: &'a str) -> Self {
+        self.server_name = Some(server_name);
         self
     }
 }
