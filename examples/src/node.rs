@@ -412,6 +412,15 @@ impl StorageNode {
         Ok(report)
     }
 
+    /// Resolves the DNS names among the workers once now (worker discovery also does it on
+    /// its own every `remote-coprocessor-resolve-interval`); a failure is logged and the
+    /// names stay as they were.
+    pub async fn resolve_workers(&self) {
+        if let Err(e) = self.offloader.client().resolve_workers().await {
+            tracing::warn!(error = %e, "worker discovery: a name did not resolve");
+        }
+    }
+
     /// What `GET /info` answers.
     pub fn info(&self) -> NodeInfo {
         let tables = self.loaded.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();

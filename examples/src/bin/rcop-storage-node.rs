@@ -100,6 +100,8 @@ fn main() -> anyhow::Result<()> {
             progress.finish(report.rows, &format!(", {} in the memtable", report.memtable_rows));
             ts = report.max_commit_ts + 10;
         }
+        // Serve with the workers behind DNS names known (discovery keeps them current).
+        node.resolve_workers().await;
         let listener =
             tokio::net::TcpListener::bind(config.addr).await.context("cannot bind addr")?;
         let node = Arc::new(node);
