@@ -269,3 +269,52 @@ async fn a_burst_under_a_small_memory_threshold_is_all_answered() {
     a.shutdown().await.unwrap();
     b.shutdown().await.unwrap();
 }
+
+/// A checksum request (tp 105) goes to `remote-worker-addr` whatever its size (the DAG
+/// threshold here is far above the table) and answers as local execution does; without
+/// `remote-worker-addr` it stays on the node.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn checksum_goes_to_the_remote_worker_addr_and_equals_local() {
+    let dir = tempfile::tempdir().unwrap();
+    let dfs = s3_endpoint(dir.path()).await;
+    let w = worker(&dfs, None).await;
+    let url = format!("http://{}", w.local_addr());
+    let node = Arc::new(
+        common::node_with(
+            &dfs,
+            &format!(
+                "remote-coprocessor-addr = \"{url}\"\nremote-worker-addr = \"{url}\"\n\
+                 remote-coprocessor-min-blocks-size = \"1GiB\""
+            ),
+        )
+        .await,
+    );
+    let prefix = rcop_examples::tpch::keyspace_prefix(1).unwrap();
+    let mut req = dags::request(&dags::q6().unwrap(), 1, &prefix, 1, dags::tso_now());
+    // The DAG itself stays local: below the threshold.
+    assert!(matches!(node.handle(req.clone()).await.1, Path::Local(_)));
+    req.tp = rcop_proto::REQ_TYPE_CHECKSUM;
+    req.data = prost::Message::encode_to_vec(&rcop_proto::tipb::ChecksumRequest::default()).into();
+    let (resp, path, _) = node.handle(req.clone()).await;
+    assert!(matches!(path, Path::Remote { attempts: 1, .. }), "{path}");
+    assert!(resp.other_error.is_empty(), "{}", resp.other_error);
+    let n = Arc::clone(&node);
+    let r = req.clone();
+    let local = tokio::task::spawn_blocking(move || n.execute_local(&r)).await.unwrap();
+    assert_eq!(resp.data, local.data, "the worker's checksum equals the node's");
+    let sum: rcop_proto::tipb::ChecksumResponse = prost::Message::decode(resp.data).unwrap();
+    let rows = node.info().tables[0].rows;
+    assert_eq!(sum.total_kvs, Some(rows), "every row of lineitem, memtable tail included");
+    assert!(sum.checksum.unwrap_or(0) != 0);
+
+    // Only remote-coprocessor-addr: analyze and checksum stay local.
+    let dir2 = tempfile::tempdir().unwrap();
+    let dfs2 = s3_endpoint(dir2.path()).await;
+    let w2 = worker(&dfs2, None).await;
+    let plain = common::node(&dfs2, &[&w2], "20ms").await;
+    let (resp, path, _) = plain.handle(req).await;
+    assert!(matches!(&path, Path::Local(why) if why.contains("no worker")), "{path}");
+    assert!(resp.other_error.is_empty());
+    w.shutdown().await.unwrap();
+    w2.shutdown().await.unwrap();
+}

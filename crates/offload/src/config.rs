@@ -86,6 +86,12 @@ pub struct Config {
     /// DNS name stands for every address the name resolves to (see
     /// [`remote_coprocessor_resolve_interval`](Self::remote_coprocessor_resolve_interval)).
     pub remote_coprocessor_addr: WorkerAddrs,
+    /// Worker URL(s) for analyze (tp 104) and checksum (tp 105) requests, upstream's
+    /// `remote-worker-addr`: when set, those requests always go remote, whatever their size
+    /// (the statistics work of a whole region is the heaviest a node runs); empty (the
+    /// default) keeps them local. Same forms as `remote-coprocessor-addr` (the same workers
+    /// may serve both; DNS names are discovered the same way).
+    pub remote_worker_addr: WorkerAddrs,
     /// How often the DNS names of `remote-coprocessor-addr` are resolved again (default
     /// 10 s; at least 1 s). Each address a name resolves to is one worker of the rendezvous
     /// set, so a Kubernetes headless service spreads shards over its pods; a failed or empty
@@ -133,6 +139,7 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             remote_coprocessor_addr: WorkerAddrs::default(),
+            remote_worker_addr: WorkerAddrs::default(),
             remote_coprocessor_resolve_interval: ReadableDuration(DEFAULT_RESOLVE_INTERVAL),
             remote_coprocessor_min_blocks_size: ReadableSize(DEFAULT_MIN_BLOCKS_SIZE),
             remote_coprocessor_num_ranges: DEFAULT_NUM_RANGES,
@@ -177,6 +184,10 @@ impl Config {
     /// base, a backoff base above the max, a zero connect timeout or response size.
     pub fn validate(&self) -> Result<(), Error> {
         self.worker_urls()?;
+        self.stats_worker_config().worker_urls().map_err(|e| match e {
+            Error::Config { reason, .. } => Error::Config { key: "remote-worker-addr", reason },
+            other => other,
+        })?;
         let invalid =
             |key: &'static str, reason: &str| Err(Error::Config { key, reason: reason.to_owned() });
         let resolve = self.remote_coprocessor_resolve_interval.as_duration();
@@ -230,6 +241,16 @@ impl Config {
     /// The worker URLs, checked and taken apart.
     pub(crate) fn parsed_worker_urls(&self) -> Result<Vec<WorkerUrl>, Error> {
         self.remote_coprocessor_addr.0.iter().map(|url| parse_worker_url(url)).collect()
+    }
+
+    /// This configuration with `remote-worker-addr` as the worker list: what the client of
+    /// analyze and checksum requests is built from.
+    pub(crate) fn stats_worker_config(&self) -> Config {
+        Config {
+            remote_coprocessor_addr: self.remote_worker_addr.clone(),
+            remote_worker_addr: WorkerAddrs::default(),
+            ..self.clone()
+        }
     }
 
     /// The re-resolution interval of worker names; `None` when discovery is off (`"0s"`).

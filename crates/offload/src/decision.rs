@@ -3,9 +3,9 @@
 use std::fmt;
 use std::time::Duration;
 
-use rcop_proto::REQ_TYPE_DAG;
 use rcop_proto::coprocessor::Request;
 use rcop_proto::tipb::{DagRequest, ExecType};
+use rcop_proto::{REQ_TYPE_ANALYZE, REQ_TYPE_CHECKSUM, REQ_TYPE_DAG};
 
 use crate::error::SourceError;
 use crate::pattern::{PatternStats, RemotePattern};
@@ -22,9 +22,11 @@ pub const TSO_PHYSICAL_SHIFT: u32 = 18;
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum LocalReason {
-    /// No worker URL is configured.
+    /// No worker URL is configured (`remote-coprocessor-addr` for a DAG,
+    /// `remote-worker-addr` for analyze and checksum).
     NoWorker,
-    /// Only DAG requests (tp 103) are offloaded here.
+    /// Only DAG requests (tp 103), and analyze and checksum requests (104, 105) when
+    /// `remote-worker-addr` is set, are offloaded.
     NotDag {
         /// The request type.
         tp: i64,
@@ -253,7 +255,13 @@ pub fn decide(
     Ok(Plan { decision: Decision::Remote { estimate, threshold }, pattern })
 }
 
-/// Whether `request` is a DAG request (the only type offloaded here).
+/// Whether `request` is a DAG request (offloaded by the decision rules).
 pub(crate) fn is_dag(request: &Request) -> bool {
     request.tp == REQ_TYPE_DAG
+}
+
+/// Whether `request` is an analyze (104) or checksum (105) request: these go to
+/// `remote-worker-addr` whenever it is set, whatever their size.
+pub(crate) fn is_stats(request: &Request) -> bool {
+    request.tp == REQ_TYPE_ANALYZE || request.tp == REQ_TYPE_CHECKSUM
 }

@@ -128,7 +128,8 @@ pub use crate::grpc::{DelegateHost, DelegateService, parse_grpc_timeout};
 pub use crate::http::HyperTransport;
 pub use crate::metrics::{METRIC_NAMES, Metrics};
 pub use crate::offloader::{
-    Answer, Builder, Dispatch, Offloader, PrepareError, Prepared, forwarded_request,
+    Answer, Builder, Dispatch, Offloader, PrepareError, Prepared, STATS_REQUEST_TIMEOUT,
+    forwarded_request,
 };
 pub use crate::pattern::{
     MAX_PATTERNS, PATTERN_MIN_SAMPLES, PATTERN_SAMPLES, PatternStats, RemotePattern, Sample,

@@ -15,7 +15,7 @@ use rcop_wire::{Envelope, EnvelopeFormat, EnvelopeWriter, MemDataFormat};
 use crate::assemble::{self, Assembled, MAX_PAGES, Resume};
 use crate::client::{RemoteClient, Reply};
 use crate::config::Config;
-use crate::decision::{Decision, LocalReason, Plan, Rules, decide, is_dag};
+use crate::decision::{Decision, LocalReason, Plan, Rules, decide, is_dag, is_stats};
 use crate::error::{Error, RemoteError, SourceError};
 use crate::metrics::Metrics;
 use crate::pattern::{PatternStats, RemotePattern, Sample};
@@ -115,7 +115,14 @@ pub struct Prepared {
     pub key: RoutingKey,
     /// The request deadline.
     pub deadline: Instant,
+    /// An analyze or checksum request, sent to `remote-worker-addr`.
+    pub stats: bool,
 }
+
+/// Deadline of an analyze or checksum request whose `context.max_execution_duration_ms`
+/// is 0: 5 minutes, upstream's `REMOTE_REQUEST_TIMEOUT` for them (a region's statistics
+/// take far longer than a query's pushdown).
+pub const STATS_REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Builds an [`Offloader`].
 #[derive(Debug)]
@@ -227,22 +234,29 @@ impl<'r> Builder<'r> {
                 }
             })?,
         };
-        let mut client = RemoteClient::new(&self.config, transport)?;
-        if let Some(signer) = self.signer {
-            client.set_signer(signer);
-        }
         let metrics = self.registry.map(Metrics::register).transpose()?;
-        if let Some(m) = &metrics {
-            client.set_metrics(m.clone());
-        }
-        #[cfg(feature = "http-client")]
-        if let Some(resolver) = resolver {
-            client.enable_discovery(resolver, self.runtime)?;
-        }
+        // One client per worker list (DAGs; analyze and checksum), over one transport.
+        let make = |config: &Config| -> Result<RemoteClient, Error> {
+            let mut client = RemoteClient::new(config, Arc::clone(&transport))?;
+            if let Some(signer) = &self.signer {
+                client.set_signer(Arc::clone(signer));
+            }
+            if let Some(m) = &metrics {
+                client.set_metrics(m.clone());
+            }
+            #[cfg(feature = "http-client")]
+            if let Some(resolver) = &resolver {
+                client.enable_discovery(Arc::clone(resolver), self.runtime.clone())?;
+            }
+            Ok(client)
+        };
+        let client = make(&self.config)?;
+        let stats_client = make(&self.config.stats_worker_config())?;
         Ok(Offloader {
             settings: Swap::new(Settings::from_config(&self.config)),
             stats: PatternStats::new(),
             client,
+            stats_client,
             engine: rcop_exec::Engine::new(self.engine),
             metrics,
             clock: self.clock,
@@ -321,6 +335,8 @@ pub struct Offloader {
     settings: Swap<Settings>,
     stats: PatternStats,
     client: RemoteClient,
+    /// The client of analyze and checksum requests (`remote-worker-addr`).
+    stats_client: RemoteClient,
     engine: rcop_exec::Engine,
     metrics: Option<Metrics>,
     clock: Arc<dyn Clock>,
@@ -355,7 +371,9 @@ impl Offloader {
     ///
     /// [`Error::Config`]; nothing changes then.
     pub fn update(&self, config: &Config) -> Result<(), Error> {
+        config.validate()?;
         self.client.update(config)?;
+        self.stats_client.update(&config.stats_worker_config())?;
         let settings = Settings::from_config(config);
         self.settings.store(settings);
         Ok(())
@@ -370,9 +388,14 @@ impl Offloader {
         self.settings().rules
     }
 
-    /// The worker client (worker list and order).
+    /// The worker client of DAG requests (worker list and order).
     pub fn client(&self) -> &RemoteClient {
         &self.client
+    }
+
+    /// The worker client of analyze and checksum requests (`remote-worker-addr`).
+    pub fn stats_client(&self) -> &RemoteClient {
+        &self.stats_client
     }
 
     /// The lazy-pattern history.
@@ -391,12 +414,16 @@ impl Offloader {
         self.stats.record(pattern, sample);
     }
 
-    /// The request's deadline: `context.max_execution_duration_ms` from `now`, or
-    /// `remote-coprocessor-request-timeout` when that is 0.
+    /// The request's deadline: `context.max_execution_duration_ms` from `now`, or when that
+    /// is 0 `remote-coprocessor-request-timeout` ([`STATS_REQUEST_TIMEOUT`] for analyze and
+    /// checksum).
     pub fn deadline_of(&self, request: &Request, now: Instant) -> Instant {
         let ms = request.context.as_ref().map_or(0, |c| c.max_execution_duration_ms);
-        let timeout =
-            if ms == 0 { self.settings().default_timeout } else { Duration::from_millis(ms) };
+        let timeout = match ms {
+            0 if is_stats(request) => STATS_REQUEST_TIMEOUT,
+            0 => self.settings().default_timeout,
+            ms => Duration::from_millis(ms),
+        };
         // An absurd timeout (hundreds of millions of years) is capped at a day.
         now.checked_add(timeout)
             .or_else(|| now.checked_add(Duration::from_secs(86_400)))
@@ -415,6 +442,14 @@ impl Offloader {
         source: &(impl SnapshotSource + ?Sized),
     ) -> Result<Plan, SourceError> {
         let local = |reason| Ok(Plan { decision: Decision::Local(reason), pattern: None });
+        if is_stats(request) {
+            // Upstream: always remote when a worker is configured, whatever the size.
+            if self.stats_client.workers().is_empty() {
+                return local(LocalReason::NoWorker);
+            }
+            let decision = Decision::Remote { estimate: 0, threshold: 0 };
+            return Ok(Plan { decision, pattern: None });
+        }
         if self.client.workers().is_empty() {
             return local(LocalReason::NoWorker);
         }
@@ -458,7 +493,12 @@ impl Offloader {
         let change_set = source.export(&forwarded, &mut mem)?;
         mem.finish()?;
         writer.finish(&change_set)?;
-        Ok(Prepared { envelope: Bytes::from(body), key: RoutingKey::of(request), deadline })
+        Ok(Prepared {
+            envelope: Bytes::from(body),
+            key: RoutingKey::of(request),
+            deadline,
+            stats: is_stats(request),
+        })
     }
 
     /// Sends a prepared request (see [`RemoteClient::send`]).
@@ -467,7 +507,8 @@ impl Offloader {
     ///
     /// As [`RemoteClient::send`].
     pub async fn send(&self, prepared: Prepared) -> Result<Reply, RemoteError> {
-        self.client.send(prepared.envelope, prepared.key, prepared.deadline).await
+        let client = if prepared.stats { &self.stats_client } else { &self.client };
+        client.send(prepared.envelope, prepared.key, prepared.deadline).await
     }
 
     /// Decides, and for a remote decision exports, sends and classifies. The deadline
@@ -780,15 +821,17 @@ impl fmt::Display for RequestTag<'_> {
 }
 
 /// Upstream's re-assembled request: only context, tp, start_ts, data and ranges are kept,
-/// and `paging_size` is `u32::MAX` so the worker's response-size cap sets the page.
+/// and a DAG's `paging_size` is `u32::MAX` so the worker's response-size cap sets the page
+/// (analyze and checksum answer in one response).
 pub fn forwarded_request(request: &Request) -> Request {
+    let dag = request.tp == REQ_TYPE_DAG;
     Request {
         context: request.context.clone(),
-        tp: REQ_TYPE_DAG,
+        tp: request.tp,
         data: request.data.clone(),
         start_ts: request.start_ts,
         ranges: request.ranges.clone(),
-        paging_size: u64::from(u32::MAX),
+        paging_size: if dag { u64::from(u32::MAX) } else { request.paging_size },
         ..Request::default()
     }
 }

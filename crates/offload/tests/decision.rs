@@ -409,8 +409,29 @@ fn eligibility() {
     let req = request(vec![table_scan(1, &[1])], 1, 0);
     assert_eq!(plan(&none, &req, &src).decision, Decision::Local(LocalReason::NoWorker));
     let o = offloader("");
+    // Analyze and checksum: local without `remote-worker-addr`, whatever
+    // `remote-coprocessor-addr` says; remote with it, whatever their size.
     let analyze = Request { tp: rcop_proto::REQ_TYPE_ANALYZE, ..req.clone() };
-    assert_eq!(plan(&o, &analyze, &src).decision, Decision::Local(LocalReason::NotDag { tp: 104 }));
+    let checksum = Request { tp: rcop_proto::REQ_TYPE_CHECKSUM, ..req.clone() };
+    let small = Fixed::new(0);
+    for r in [&analyze, &checksum] {
+        assert_eq!(plan(&o, r, &src).decision, Decision::Local(LocalReason::NoWorker));
+    }
+    let stats = offloader("remote-worker-addr = \"http://127.0.0.1:2\"");
+    for r in [&analyze, &checksum] {
+        assert!(plan(&stats, r, &small).decision.is_remote(), "{:?}", r.tp);
+    }
+    assert_eq!(small.calls.get(), 0, "never estimated");
+    let other = Request { tp: 106, ..req.clone() };
+    assert_eq!(
+        plan(&stats, &other, &src).decision,
+        Decision::Local(LocalReason::NotDag { tp: 106 })
+    );
+    assert!(Config::from_toml_str("remote-worker-addr = \"ftp://x\"").is_err());
+    // Their deadline without `max_execution_duration_ms` is upstream's 5 minutes.
+    let now = std::time::Instant::now();
+    assert_eq!(stats.deadline_of(&checksum, now), now + rcop_offload::STATS_REQUEST_TIMEOUT);
+    assert_eq!(stats.deadline_of(&req, now), now + Duration::from_secs(20));
     let garbage = Request { data: vec![0xff, 0xff, 0xff].into(), ..req.clone() };
     assert_eq!(plan(&o, &garbage, &src).decision, Decision::Local(LocalReason::MalformedDag));
     assert!(plan(&o, &req, &src).decision.is_remote());
