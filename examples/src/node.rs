@@ -440,7 +440,36 @@ impl StorageNode {
 
     /// Serves `req`: decides, then executes locally or through a worker. Returns the
     /// response, how it was served and how long it took.
+    ///
+    /// A request with batched store tasks (`tasks`) is split as TiKV splits it: each task
+    /// is served on its own (decided, offloaded or run here) and answered in
+    /// `batch_responses`; a task for a region this node does not serve answers
+    /// `region_error.region_not_found`. The path returned is the request's own part's.
     pub async fn handle(
+        &self,
+        req: coprocessor::Request,
+    ) -> (coprocessor::Response, Path, Duration) {
+        if req.tasks.is_empty() {
+            return self.handle_one(req).await;
+        }
+        let started = Instant::now();
+        let (main, tasks) = rcop_offload::batch::split_tasks(&req);
+        let task_answers = tasks.into_iter().map(|t| async move {
+            let region = t.request.context.as_ref().map_or(0, |c| c.region_id);
+            let resp = if region == self.shard.id() {
+                self.handle_one(t.request).await.0
+            } else {
+                region_not_found(region)
+            };
+            rcop_offload::batch::task_response(t.task_id, resp)
+        });
+        let ((mut resp, path, _), answers) =
+            futures::join!(self.handle_one(main), futures::future::join_all(task_answers));
+        rcop_offload::batch::attach_tasks(&mut resp, answers);
+        (resp, path, started.elapsed())
+    }
+
+    async fn handle_one(
         &self,
         req: coprocessor::Request,
     ) -> (coprocessor::Response, Path, Duration) {
@@ -608,6 +637,17 @@ impl DelegateHost for StorageNode {
             })));
         }
         Ok(ShardSource::new(&self.shard))
+    }
+}
+
+fn region_not_found(region_id: u64) -> coprocessor::Response {
+    coprocessor::Response {
+        region_error: Some(errorpb::Error {
+            message: format!("region {region_id} is not on this node"),
+            region_not_found: Some(errorpb::RegionNotFound { region_id }),
+            ..Default::default()
+        }),
+        ..Default::default()
     }
 }
 

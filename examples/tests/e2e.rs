@@ -318,3 +318,72 @@ async fn checksum_goes_to_the_remote_worker_addr_and_equals_local() {
     w.shutdown().await.unwrap();
     w2.shutdown().await.unwrap();
 }
+
+/// Batched store tasks: each part is decided on its own (the request's own ranges are
+/// offloaded, a small task runs on the node), the tasks' answers come back in
+/// `batch_responses` in task order with their ids, equal to running each part alone, and a
+/// task for a region the node does not serve answers `region_not_found`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batched_tasks_are_served_one_by_one_and_answered_in_batch_responses() {
+    use rcop_proto::coprocessor::StoreBatchTask;
+    let dir = tempfile::tempdir().unwrap();
+    let dfs = s3_endpoint(dir.path()).await;
+    let w = worker(&dfs, None).await;
+    let node = Arc::new(common::node(&dfs, &[&w], "20ms").await);
+    let prefix = rcop_examples::tpch::keyspace_prefix(1).unwrap();
+    let q6 = dags::q6().unwrap();
+    let whole = dags::request(&q6, 1, &prefix, 1, dags::tso_now());
+    let small = dags::request(&dags::selective().unwrap(), 1, &prefix, 1, whole.start_ts);
+    let mut req = whole.clone();
+    req.tasks = vec![
+        StoreBatchTask {
+            region_id: 1,
+            ranges: small.ranges.clone(),
+            task_id: 7,
+            ..Default::default()
+        },
+        StoreBatchTask {
+            region_id: 99,
+            ranges: small.ranges.clone(),
+            task_id: 8,
+            ..Default::default()
+        },
+    ];
+    let (resp, path, _) = node.handle(req.clone()).await;
+    assert!(matches!(path, Path::Remote { .. }), "the request's own part is offloaded: {path}");
+    let n = Arc::clone(&node);
+    let (own, task) = tokio::task::spawn_blocking(move || {
+        let mut task = whole.clone();
+        task.ranges = small.ranges.clone();
+        (n.execute_local(&whole), n.execute_local(&task))
+    })
+    .await
+    .unwrap();
+    assert_eq!(resp.data, own.data);
+    let ids: Vec<u64> = resp.batch_responses.iter().map(|b| b.task_id).collect();
+    assert_eq!(ids, [7, 8]);
+    let first = &resp.batch_responses[0];
+    assert!(first.other_error.is_empty() && first.region_error.is_none());
+    assert_eq!(first.data, task.data, "task 7 equals the same DAG over its ranges alone");
+    assert!(!first.data.is_empty());
+    let second = &resp.batch_responses[1];
+    let err = second.region_error.as_ref().expect("a region error");
+    assert_eq!(err.region_not_found.as_ref().map(|r| r.region_id), Some(99));
+    // Sent to the offloader whole, a batched request stays local instead of losing tasks.
+    let src = rcop_offload::ShardSource::new(node.shard());
+    let offloader = rcop_offload::Offloader::builder(
+        rcop_offload::Config::from_toml_str(&format!(
+            "remote-coprocessor-addr = \"http://{}\"\nremote-coprocessor-min-blocks-size = \"1KiB\"",
+            w.local_addr()
+        ))
+        .unwrap(),
+    )
+    .build()
+    .unwrap();
+    let plan = offloader.plan(&req, &src).unwrap();
+    assert_eq!(
+        plan.decision,
+        rcop_offload::Decision::Local(rcop_offload::LocalReason::BatchedTasks)
+    );
+    w.shutdown().await.unwrap();
+}

@@ -31,6 +31,9 @@ pub enum LocalReason {
         /// The request type.
         tp: i64,
     },
+    /// The request carries batched store tasks (`tasks`): the host splits it
+    /// ([`crate::batch::split_tasks`]) and dispatches each part on its own region's source.
+    BatchedTasks,
     /// The request bytes given to [`Offloader::dispatch_raw`](crate::Offloader::dispatch_raw)
     /// are not a `coprocessor.Request`; local execution reports the error.
     MalformedRequest,
@@ -68,6 +71,7 @@ impl fmt::Display for LocalReason {
         match self {
             LocalReason::NoWorker => f.write_str("no worker configured"),
             LocalReason::NotDag { tp } => write!(f, "request type {tp} is not DAG"),
+            LocalReason::BatchedTasks => f.write_str("batched store tasks (split by the host)"),
             LocalReason::MalformedRequest => f.write_str("malformed coprocessor request"),
             LocalReason::MalformedDag => f.write_str("malformed DAG request"),
             LocalReason::Unsupported { feature, detail } => {
@@ -92,6 +96,7 @@ impl LocalReason {
             LocalReason::NoWorker => "no_worker".into(),
             LocalReason::NotDag { .. } => "not_dag".into(),
             LocalReason::MalformedRequest => "malformed_request".into(),
+            LocalReason::BatchedTasks => "batched_tasks".into(),
             LocalReason::MalformedDag => "malformed_dag".into(),
             LocalReason::Unsupported { feature, .. } => format!("unsupported_{}", feature.label()),
             LocalReason::SmallPagingIndexScan { .. } => "small_paging_index_scan".into(),

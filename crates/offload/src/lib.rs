@@ -85,6 +85,7 @@
 
 mod assemble;
 mod backoff;
+pub mod batch;
 mod client;
 mod config;
 pub mod conformance;

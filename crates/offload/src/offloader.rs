@@ -442,6 +442,10 @@ impl Offloader {
         source: &(impl SnapshotSource + ?Sized),
     ) -> Result<Plan, SourceError> {
         let local = |reason| Ok(Plan { decision: Decision::Local(reason), pattern: None });
+        if !request.tasks.is_empty() {
+            // Sent whole, the forwarded request would drop the tasks.
+            return local(LocalReason::BatchedTasks);
+        }
         if is_stats(request) {
             // Upstream: always remote when a worker is configured, whatever the size.
             if self.stats_client.workers().is_empty() {
