@@ -101,9 +101,17 @@ pub enum Error {
     /// An argument the caller controls is out of bounds.
     #[error("invalid argument: {0}")]
     InvalidArgument(&'static str),
-    /// Input this crate does not handle (e.g. mem-data carrying txn file references).
+    /// Input this crate does not handle.
     #[error("unsupported: {0}")]
     Unsupported(&'static str),
+    /// A transaction-file reference of mem-data v2, or one of its chunks, is inconsistent.
+    #[error("txn file{}: {reason}", .chunk_id.map(|c| format!(" (chunk {c})")).unwrap_or_default())]
+    TxnFile {
+        /// The chunk concerned, if any.
+        chunk_id: Option<u64>,
+        /// What is wrong.
+        reason: &'static str,
+    },
 }
 
 impl Error {
@@ -121,6 +129,7 @@ impl Error {
                 | Error::ChangeSet { .. }
                 | Error::FileMismatch { .. }
                 | Error::LockRecord { .. }
+                | Error::TxnFile { .. }
         ) || matches!(self, Error::Sst(e) if e.corrupt_kind().is_some())
     }
 

@@ -87,6 +87,8 @@ mod rebuild;
 mod scan;
 mod shard;
 mod snapshot;
+#[cfg(feature = "store")]
+mod txn_files;
 
 pub use error::{Error, Result};
 pub use estimate::estimate_range_blocks_size;

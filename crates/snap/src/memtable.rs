@@ -177,6 +177,13 @@ impl RowTable {
         Ok(RowTable { rows: out, bytes: rows.key_bytes() + rows.value_bytes() })
     }
 
+    /// A table of `rows`, already in (key ascending, commit ts descending) order, holding
+    /// `bytes` of keys and values.
+    #[cfg(feature = "store")]
+    pub(crate) fn from_entries(rows: Vec<RowEntry>, bytes: usize) -> Self {
+        RowTable { rows, bytes }
+    }
+
     /// Number of rows.
     pub fn len(&self) -> usize {
         self.rows.len()

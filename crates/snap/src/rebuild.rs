@@ -16,6 +16,7 @@ use crate::memtable::RowTable;
 use crate::range::{InnerRange, ShardRange};
 use crate::shard::merge_ranges;
 use crate::snapshot::{Level, MemSource, Snapshot};
+use crate::txn_files::TxnFilePlan;
 
 /// Deepest level of the write CF, [`rcop_wire::CF_LEVELS`]`[0]` (upstream's `CF_LEVELS = [3, 2, 1]`: L1–L3 for the write
 /// CF, L1–L2 for the lock CF, L1 for the extra CF).
@@ -79,6 +80,8 @@ pub struct RebuildPlan {
     /// Write-CF tables of the L0 files, in change-set order (newest first).
     l0s: Vec<PrefetchPlan>,
     tables: Vec<PlannedTable>,
+    /// Transaction files of mem-data v2 (read whole when fetched).
+    txn_files: TxnFilePlan,
 }
 
 impl RebuildPlan {
@@ -87,7 +90,9 @@ impl RebuildPlan {
     }
 
     /// Bytes the snapshot will hold: the shipped rows and every block the ranges need, in
-    /// L0 files and leveled tables (stored sizes; cached blocks included).
+    /// L0 files and leveled tables (stored sizes; cached blocks included). Transaction
+    /// chunks are not in it (their sizes are learned as they are read): they are asked of
+    /// the [block budget](Self::with_block_budget).
     pub fn bytes_needed(&self) -> u64 {
         self.mem_bytes + self.plans().map(PrefetchPlan::bytes_needed).sum::<u64>()
     }
@@ -108,11 +113,17 @@ impl RebuildPlan {
     /// reserved up front, the reservation then covers the decompressed blocks.
     #[must_use]
     pub fn with_block_budget(mut self, budget: rcop_sst::BlockBudget) -> Self {
+        self.txn_files = self.txn_files.with_budget(Arc::clone(&budget));
         self.l0s = self.l0s.into_iter().map(|p| p.with_budget(Arc::clone(&budget))).collect();
         for t in &mut self.tables {
             t.plan = t.plan.clone().with_budget(Arc::clone(&budget));
         }
         self
+    }
+
+    /// Number of transaction chunks (mem-data v2 references) the fetch reads.
+    pub fn num_txn_chunks(&self) -> usize {
+        self.txn_files.num_chunks()
     }
 
     /// Number of L0 files and leveled tables in the plan.
@@ -126,7 +137,7 @@ impl RebuildPlan {
     ///
     /// [`Error::Sst`] (missing file, storage failure, corrupt bytes).
     pub async fn fetch(self) -> Result<Snapshot<Prefetched>> {
-        let RebuildPlan { reader, range, rows, l0s, tables, .. } = self;
+        let RebuildPlan { reader, range, rows, l0s, tables, txn_files, .. } = self;
         let pin = |plan: PrefetchPlan| {
             let reader = reader.clone();
             async move {
@@ -136,9 +147,10 @@ impl RebuildPlan {
             }
         };
         let levels_of: Vec<u32> = tables.iter().map(|t| t.level).collect();
-        let (l0_tables, level_tables) = futures::future::try_join(
+        let (l0_tables, level_tables, txn_tables) = futures::future::try_join3(
             bounded(l0s.into_iter().map(pin)),
             bounded(tables.into_iter().map(|t| pin(t.plan))),
+            txn_files.fetch(reader.store()),
         )
         .await?;
         let mut levels: Vec<Level<Prefetched>> = Vec::new();
@@ -154,7 +166,7 @@ impl RebuildPlan {
                 a.meta().properties().smallest.cmp(&b.meta().properties().smallest)
             });
         }
-        let mems = rows.map(MemSource::Rows).into_iter().collect();
+        let mems = rows.into_iter().chain(txn_tables).map(MemSource::Rows).collect::<Vec<_>>();
         Ok(Snapshot::new(range, mems, l0_tables, levels))
     }
 }
@@ -204,9 +216,7 @@ pub async fn plan_rebuild(reader: &SstReader, req: RebuildRequest<'_>) -> Result
         s >= shard.start.as_slice() && (shard.end.is_empty() || b < shard.end.as_slice())
     };
 
-    if !req.mem_data.decode_txn_file_refs()?.txn_file_refs.is_empty() {
-        return Err(Error::Unsupported("mem-data with txn file refs"));
-    }
+    let txn_files = TxnFilePlan::new(&req.mem_data.decode_txn_file_refs()?, range.inner())?;
     let rows = if req.mem_data.has_memtable() {
         Some(Arc::new(RowTable::from_rows(req.mem_data.rows(), &range)?))
     } else {
@@ -309,7 +319,7 @@ pub async fn plan_rebuild(reader: &SstReader, req: RebuildRequest<'_>) -> Result
         }
         tables.push(PlannedTable { level: t.level, plan: plan_table(&meta) });
     }
-    Ok(RebuildPlan { reader: reader.clone(), range, rows, mem_bytes, l0s, tables })
+    Ok(RebuildPlan { reader: reader.clone(), range, rows, mem_bytes, l0s, tables, txn_files })
 }
 
 /// The claims a change set makes about one file's bounds: in order, inside the shard, and

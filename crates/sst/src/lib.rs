@@ -98,6 +98,7 @@ mod remote;
 #[cfg(feature = "object-store")]
 mod store;
 mod table;
+pub mod txn;
 mod types;
 
 pub use block::{BLOCK_FORMAT_V1, Block};

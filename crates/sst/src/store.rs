@@ -490,13 +490,84 @@ impl SstStore {
         Ok(self.get(id, None).await?.0)
     }
 
+    /// Uploads transaction chunk `id` (`{prefix}/txn/{xx}/{id:016x}.txn`).
+    pub async fn put_txn_chunk(&self, id: u64, data: Bytes) -> Result<()> {
+        self.puts.fetch_add(1, Ordering::Relaxed);
+        let len = data.len() as u64;
+        let path = Path::from(crate::txn::txn_chunk_key(&self.prefix, id));
+        let started = std::time::Instant::now();
+        let result = self.store.put(&path, data.into()).await;
+        self.put_latency.observe(started.elapsed());
+        match result {
+            Ok(_) => {
+                self.bytes_written.fetch_add(len, Ordering::Relaxed);
+                Ok(())
+            }
+            Err(e) => {
+                self.put_errors.fetch_add(1, Ordering::Relaxed);
+                Err(map_error(FileId(id), path.as_ref(), e))
+            }
+        }
+    }
+
+    /// Reads transaction chunk `id` whole. Its footer is read first: `admit` gets the chunk's
+    /// size before the rest is fetched, and may refuse it (e.g. a memory reservation that
+    /// cannot grow).
+    ///
+    /// # Errors
+    ///
+    /// As the other reads ([`Error::NotFound`] for a missing chunk), what `admit` returns,
+    /// [`Error::Corrupt`] for an object shorter than a footer.
+    pub async fn get_txn_chunk(
+        &self,
+        id: u64,
+        admit: impl FnOnce(u64) -> Result<()>,
+    ) -> Result<Bytes> {
+        let fid = FileId(id);
+        let path = Path::from(crate::txn::txn_chunk_key(&self.prefix, id));
+        let footer = crate::txn::TXN_CHUNK_FOOTER_SIZE as u64;
+        let (tail, _, size) = self.get_at(&path, fid, Some(GetRange::Suffix(footer))).await?;
+        if size < footer || tail.len() as u64 != footer {
+            return Err(Error::corrupt(
+                fid,
+                0,
+                crate::error::CorruptKind::Truncated,
+                "txn chunk shorter than its footer",
+            ));
+        }
+        admit(size)?;
+        let (head, start, _) =
+            self.get_at(&path, fid, Some(GetRange::Bounded(0..size - footer))).await?;
+        if start != 0 || head.len() as u64 != size - footer {
+            return Err(Error::corrupt(
+                fid,
+                0,
+                crate::error::CorruptKind::Truncated,
+                "txn chunk read returned fewer bytes than its size",
+            ));
+        }
+        let mut whole = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+        whole.extend_from_slice(&head);
+        whole.extend_from_slice(&tail);
+        Ok(Bytes::from(whole))
+    }
+
     async fn get(&self, id: FileId, range: Option<GetRange>) -> Result<(Bytes, u64, u64)> {
+        let path = self.path(id);
+        self.get_at(&path, id, range).await
+    }
+
+    async fn get_at(
+        &self,
+        path: &Path,
+        id: FileId,
+        range: Option<GetRange>,
+    ) -> Result<(Bytes, u64, u64)> {
         self.gets.fetch_add(1, Ordering::Relaxed);
         let opts = GetOptions { range, ..GetOptions::default() };
-        let path = self.path(id);
         let started = std::time::Instant::now();
         let result = async {
-            let res = self.store.get_opts(&path, opts).await?;
+            let res = self.store.get_opts(path, opts).await?;
             let start = res.range.start;
             let size = res.meta.size;
             Ok::<_, object_store::Error>((res.bytes().await?, start, size))

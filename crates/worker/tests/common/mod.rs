@@ -67,6 +67,21 @@ pub fn export(shard: &Shard, req: &coprocessor::Request) -> Vec<u8> {
     export_with(shard, req, |_| {})
 }
 
+/// As [`export`], with mem-data v2 carrying `refs` (transaction files).
+pub fn export_with_txn_files(
+    shard: &Shard,
+    req: &coprocessor::Request,
+    refs: &enginepb::TxnFileRefs,
+) -> Vec<u8> {
+    let mut body = Vec::new();
+    let mut writer = EnvelopeWriter::new(&mut body, req).unwrap();
+    let mut mem = writer.mem_data(MemDataFormat::V2);
+    let cs = shard.export(&req.ranges, &LockCheck::si(req.start_ts), &NoLocks, &mut mem).unwrap();
+    mem.finish_with_txn_file_refs(refs).unwrap();
+    writer.finish(&cs).unwrap();
+    body
+}
+
 /// As [`export`], with the change set edited by `edit` before it is written.
 pub fn export_with(
     shard: &Shard,
