@@ -87,6 +87,19 @@ pub struct Engine {
     config: EngineConfig,
 }
 
+/// The request field this engine refuses, if the request sets one: TiCI's versioned ranges
+/// (`VersionedCoprocessor` only, as TiKV's `Coprocessor` path refuses them) and full-text
+/// shard infos (TiFlash's). Answering such a request over `ranges` alone would be wrong.
+pub fn unserved_field(req: &coprocessor::Request) -> Option<&'static str> {
+    if !req.versioned_ranges.is_empty() {
+        Some("versioned ranges")
+    } else if !req.table_shard_infos.is_empty() {
+        Some("full-text shard infos")
+    } else {
+        None
+    }
+}
+
 /// A checksum request's response: the `ChecksumResponse`, or the error as TiKV answers it
 /// (`other_error`; scan errors in their own fields).
 fn checksum_response(
@@ -148,6 +161,12 @@ impl Engine {
         source: &mut dyn ScanSource,
         limits: &ExecLimits,
     ) -> std::result::Result<coprocessor::Response, Abort> {
+        if let Some(field) = unserved_field(req) {
+            return Ok(coprocessor::Response {
+                other_error: format!("{field} are not served on the Coprocessor path"),
+                ..Default::default()
+            });
+        }
         let ranges: Vec<KeyRange> = req
             .ranges
             .iter()
@@ -679,4 +698,33 @@ pub fn build_executors(
         };
     }
     Ok(root)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::MemStore;
+
+    #[test]
+    fn unserved_request_fields_and_types_answer_other_error() {
+        let engine = Engine::new(EngineConfig::default());
+        let store = MemStore::from_pairs([(b"k".to_vec(), b"v".to_vec())]);
+        let base = coprocessor::Request { tp: REQ_TYPE_DAG, ..Default::default() };
+        let versioned = coprocessor::Request {
+            versioned_ranges: vec![Bytes::from_static(b"\x0a\x00")],
+            ..base.clone()
+        };
+        let resp = engine.handle(&versioned, &mut store.scanner());
+        assert_eq!(resp.other_error, "versioned ranges are not served on the Coprocessor path");
+        let shards = coprocessor::Request {
+            table_shard_infos: vec![coprocessor::TableShardInfos::default()],
+            ..base.clone()
+        };
+        assert!(engine.handle(&shards, &mut store.scanner()).other_error.contains("full-text"));
+        let other = coprocessor::Request { tp: 200, ..base };
+        assert_eq!(
+            engine.handle(&other, &mut store.scanner()).other_error,
+            "unsupported coprocessor request type 200"
+        );
+    }
 }

@@ -93,6 +93,7 @@ pub use encode::{count_rows, encode_chunk, encode_datum, encode_default};
 pub use engine::{
     BATCH_GROW_FACTOR, BATCH_INITIAL_SIZE, BATCH_MAX_SIZE, DagOutput, ENCODE_TYPES, EXECUTORS,
     Engine, EngineConfig, MAX_COLUMNS, MAX_EXECUTORS, PageLimits, build_executors, error_response,
+    unserved_field,
 };
 pub use error::{Error, Feature, Result};
 pub use exec::{

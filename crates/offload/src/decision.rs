@@ -31,6 +31,12 @@ pub enum LocalReason {
         /// The request type.
         tp: i64,
     },
+    /// The request sets a field the `Coprocessor` path does not serve (TiCI's versioned
+    /// ranges, full-text shard infos): local execution answers the error.
+    UnservedField {
+        /// Which (`versioned ranges`, `full-text shard infos`).
+        field: &'static str,
+    },
     /// The request carries batched store tasks (`tasks`): the host splits it
     /// ([`crate::batch::split_tasks`]) and dispatches each part on its own region's source.
     BatchedTasks,
@@ -72,6 +78,7 @@ impl fmt::Display for LocalReason {
             LocalReason::NoWorker => f.write_str("no worker configured"),
             LocalReason::NotDag { tp } => write!(f, "request type {tp} is not DAG"),
             LocalReason::BatchedTasks => f.write_str("batched store tasks (split by the host)"),
+            LocalReason::UnservedField { field } => write!(f, "request sets {field}"),
             LocalReason::MalformedRequest => f.write_str("malformed coprocessor request"),
             LocalReason::MalformedDag => f.write_str("malformed DAG request"),
             LocalReason::Unsupported { feature, detail } => {
@@ -97,6 +104,7 @@ impl LocalReason {
             LocalReason::NotDag { .. } => "not_dag".into(),
             LocalReason::MalformedRequest => "malformed_request".into(),
             LocalReason::BatchedTasks => "batched_tasks".into(),
+            LocalReason::UnservedField { .. } => "unserved_field".into(),
             LocalReason::MalformedDag => "malformed_dag".into(),
             LocalReason::Unsupported { feature, .. } => format!("unsupported_{}", feature.label()),
             LocalReason::SmallPagingIndexScan { .. } => "small_paging_index_scan".into(),

@@ -442,6 +442,9 @@ impl Offloader {
         source: &(impl SnapshotSource + ?Sized),
     ) -> Result<Plan, SourceError> {
         let local = |reason| Ok(Plan { decision: Decision::Local(reason), pattern: None });
+        if let Some(field) = rcop_exec::unserved_field(request) {
+            return local(LocalReason::UnservedField { field });
+        }
         if !request.tasks.is_empty() {
             // Sent whole, the forwarded request would drop the tasks.
             return local(LocalReason::BatchedTasks);

@@ -428,6 +428,12 @@ fn eligibility() {
         Decision::Local(LocalReason::NotDag { tp: 106 })
     );
     assert!(Config::from_toml_str("remote-worker-addr = \"ftp://x\"").is_err());
+    // Versioned ranges (TiCI) are not served on this path: local, where the engine refuses.
+    let versioned = Request { versioned_ranges: vec![vec![1, 2].into()], ..req.clone() };
+    assert_eq!(
+        plan(&o, &versioned, &src).decision,
+        Decision::Local(LocalReason::UnservedField { field: "versioned ranges" })
+    );
     // Their deadline without `max_execution_duration_ms` is upstream's 5 minutes.
     let now = std::time::Instant::now();
     assert_eq!(stats.deadline_of(&checksum, now), now + rcop_offload::STATS_REQUEST_TIMEOUT);

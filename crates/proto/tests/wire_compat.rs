@@ -520,3 +520,26 @@ fn executor_tree_fields_round_trip() {
     assert_eq!(first.tp(), tipb::ExecType::TypeTableScan);
     assert_eq!(first.tbl_scan.as_ref().unwrap().columns.first().unwrap().pk_handle, Some(true));
 }
+
+/// Fields a current TiDB sends that a storage node must forward intact after decoding and
+/// re-encoding (`Context.trace_context` 23 and `ResourceControlContext.penalty` 2, kept as
+/// their bytes) or must see to refuse (`Request.versioned_ranges` 15).
+#[test]
+#[expect(clippy::unwrap_used, reason = "test decodes fixed bytes")]
+fn newer_request_fields_survive_a_round_trip() {
+    // Context { region_id: 1, trace_context (23): {1: 0x2a}, resource_control_context (28):
+    // { resource_group_name: "g", penalty (2): {1: 1.0 as double} } }
+    let ctx = unhex(
+        "08 01
+         ba 01 02 08 2a
+         e2 01 0e 0a 01 67 12 09 09 00 00 00 00 00 00 f0 3f",
+    );
+    let decoded = kvrpcpb::Context::decode(ctx.as_slice()).unwrap();
+    assert_eq!(decoded.trace_context.as_ref(), [0x08, 0x2a]);
+    assert_eq!(decoded.encode_to_vec(), ctx);
+    // Request { versioned_ranges (15): [{...}] } decodes with the range present.
+    let req = unhex("7a 04 0a 02 61 62");
+    let decoded = coprocessor::Request::decode(req.as_slice()).unwrap();
+    assert_eq!(decoded.versioned_ranges.len(), 1);
+    assert_eq!(decoded.encode_to_vec(), req);
+}
