@@ -25,7 +25,8 @@ pub struct TaskRequest {
 
 /// Splits `request` into its own region's request (without tasks) and one request per task,
 /// as TiKV builds them: the request cloned, `is_cache_enabled` off, the task's ranges, and
-/// the context's region id, epoch and peer replaced by the task's.
+/// the context's region id, epoch and peer replaced by the task's (and its buckets version,
+/// when the task sets one).
 pub fn split_tasks(request: &Request) -> (Request, Vec<TaskRequest>) {
     let main = Request { tasks: Vec::new(), ..request.clone() };
     let tasks = request
@@ -38,6 +39,9 @@ pub fn split_tasks(request: &Request) -> (Request, Vec<TaskRequest>) {
             ctx.region_id = task.region_id;
             ctx.region_epoch = task.region_epoch;
             ctx.peer = task.peer;
+            if task.buckets_version != 0 {
+                ctx.buckets_version = task.buckets_version;
+            }
             TaskRequest { task_id: task.task_id, request: r }
         })
         .collect();
@@ -96,6 +100,7 @@ mod tests {
                     peer: Some(metapb::Peer { id: 5, store_id: 6, ..Default::default() }),
                     ranges: vec![range(b"c", b"d"), range(b"e", b"f")],
                     task_id: 11,
+                    buckets_version: 8,
                 },
                 StoreBatchTask { region_id: 3, task_id: 12, ..Default::default() },
             ],
@@ -117,6 +122,7 @@ mod tests {
         );
         assert_eq!(ctx.region_epoch, Some(metapb::RegionEpoch { conf_ver: 3, version: 4 }));
         assert_eq!(ctx.peer.as_ref().map(|p| p.store_id), Some(6));
+        assert_eq!(ctx.buckets_version, 8);
         let t2 = &tasks[1].request;
         assert!(t2.ranges.is_empty() && t2.context.as_ref().unwrap().region_epoch.is_none());
 

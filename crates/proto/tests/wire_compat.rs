@@ -525,7 +525,6 @@ fn executor_tree_fields_round_trip() {
 /// re-encoding (`Context.trace_context` 23 and `ResourceControlContext.penalty` 2, kept as
 /// their bytes) or must see to refuse (`Request.versioned_ranges` 15).
 #[test]
-#[expect(clippy::unwrap_used, reason = "test decodes fixed bytes")]
 fn newer_request_fields_survive_a_round_trip() {
     // Context { region_id: 1, trace_context (23): {1: 0x2a}, resource_control_context (28):
     // { resource_group_name: "g", penalty (2): {1: 1.0 as double} } }
