@@ -31,6 +31,10 @@ use tokio::net::TcpListener;
 
 use crate::tpch::{self, LoadReport};
 
+/// Reads `/dfs` serves at once; beyond it a read answers 503 and the worker reads the object
+/// store (upstream's `DFS_FILE_READ_CONCURRENCY`).
+const DFS_READ_CONCURRENCY: usize = 64;
+
 /// Largest `coprocessor.Request` body accepted.
 const MAX_REQUEST_BODY: usize = 64 << 20;
 
@@ -275,6 +279,9 @@ pub struct StorageNode {
     offloader: Offloader,
     engine: Engine,
     registry: Registry,
+    store: Arc<SstStore>,
+    dfs_reads: prometheus::IntCounterVec,
+    dfs_permits: Arc<tokio::sync::Semaphore>,
     keyspace_id: u32,
     store_id: u64,
     delegate: NodeDelegateConfig,
@@ -293,13 +300,27 @@ impl StorageNode {
         let start = tpch::keyspace_prefix(ks)?;
         let end = tpch::keyspace_prefix(ks.checked_add(1).context("keyspace id")?)?;
         let shard_cfg = ShardConfig::new(u64::from(ks), start, end, 4)?;
-        // File ids from the wall clock, so restarts against the same store never reuse one.
-        let first_id = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(1, |d| u64::try_from(d.as_micros()).unwrap_or(1));
-        let shard = Shard::with_store(shard_cfg, store, FileIds::starting_at(first_id))?;
+        // File ids are TSOs, as upstream's (physical ms << 18): restarts against the same
+        // store never reuse one, and a worker can tell a file's age from its id (it reads
+        // young files from this node's `/dfs` first when `dfs-remote-cache-addr` is set).
+        let first_id = SystemTime::now().duration_since(UNIX_EPOCH).map_or(1, |d| {
+            u64::try_from(d.as_millis()).unwrap_or(1) << rcop_offload::TSO_PHYSICAL_SHIFT
+        });
+        let shard =
+            Shard::with_store(shard_cfg, Arc::clone(&store), FileIds::starting_at(first_id))?;
         rcop_units::log::set_redact_info_log(cfg.security.redact_info_log);
         let registry = Registry::new();
+        let dfs_reads = prometheus::IntCounterVec::new(
+            prometheus::Opts::new(
+                "rcop_node_dfs_reads_total",
+                "File reads served to workers on /dfs (the remote cache), by outcome",
+            ),
+            &["outcome"],
+        )?;
+        for outcome in ["ok", "busy", "bad_request", "error"] {
+            dfs_reads.with_label_values(&[outcome]);
+        }
+        registry.register(Box::new(dfs_reads.clone()))?;
         let mut offloader = Offloader::builder(cfg.kvengine.clone()).registry(&registry);
         if cfg.security.enabled() {
             // Workers are `https://` URLs, verified against [security]'s CA; this node's
@@ -319,6 +340,9 @@ impl StorageNode {
             offloader,
             engine: Engine::new(EngineConfig::default()),
             registry,
+            store,
+            dfs_reads,
+            dfs_permits: Arc::new(tokio::sync::Semaphore::new(DFS_READ_CONCURRENCY)),
             keyspace_id: ks,
             store_id: cfg.store_id,
             delegate: cfg.delegate.clone(),
@@ -418,6 +442,64 @@ impl StorageNode {
     pub async fn resolve_workers(&self) {
         if let Err(e) = self.offloader.client().resolve_workers().await {
             tracing::warn!(error = %e, "worker discovery: a name did not resolve");
+        }
+    }
+
+    /// `GET /dfs/{file_id}?file_type=sst|txn&start_off=N[&end_off=M]`: the bytes of a file
+    /// this node wrote (upstream's remote DFS cache, asked for by workers given this node's
+    /// `x-dfs-remote-cache-addr`). The example node reads them from its own store.
+    async fn dfs_read(&self, path: &str, query: &str) -> (StatusCode, Bytes) {
+        let count = |outcome: &str| self.dfs_reads.with_label_values(&[outcome]).inc();
+        let Ok(_permit) = self.dfs_permits.try_acquire() else {
+            count("busy");
+            return (
+                StatusCode::SERVICE_UNAVAILABLE,
+                Bytes::from_static(b"too many concurrent DFS file read requests"),
+            );
+        };
+        let bad = |why: &str| {
+            count("bad_request");
+            (StatusCode::BAD_REQUEST, Bytes::from(why.to_owned()))
+        };
+        let Some(Ok(id)) = path.strip_prefix("/dfs/").map(str::parse::<u64>) else {
+            return bad("invalid file id");
+        };
+        let (mut file_type, mut start, mut end) = ("sst", 0u64, None);
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            match pair.split_once('=') {
+                Some(("file_type", t)) => file_type = if t == "txn" { "txn" } else { "sst" },
+                Some(("start_off", v)) => match v.parse() {
+                    Ok(v) => start = v,
+                    Err(_) => return bad("invalid start_off"),
+                },
+                Some(("end_off", v)) => match v.parse() {
+                    Ok(v) => end = Some(v),
+                    Err(_) => return bad("invalid end_off"),
+                },
+                _ => {}
+            }
+        }
+        if end.is_some_and(|e| e < start) {
+            return bad("end_off before start_off");
+        }
+        let id_ = rcop_sst::FileId(id);
+        let read = match (file_type, end) {
+            ("txn", _) => self.store.get_txn_chunk(id, |_| Ok(())).await,
+            (_, Some(end)) => self.store.get_range(id_, start..end).await,
+            (_, None) => self.store.get_tail(id_, rcop_sst::Tail::From(start)).await.map(|t| t.0),
+        };
+        match read {
+            Ok(bytes) => {
+                count("ok");
+                (StatusCode::OK, bytes)
+            }
+            Err(e) => {
+                count("error");
+                (
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    Bytes::from(format!("failed to read file: {e}")),
+                )
+            }
         }
     }
 
@@ -591,6 +673,13 @@ impl StorageNode {
                 }
             }
             (&Method::GET, "/healthz") => (StatusCode::OK, Bytes::from_static(b"ok\n")),
+            (&Method::GET, p) if p.starts_with("/dfs/") => {
+                let (status, body) = self.dfs_read(p, req.uri().query().unwrap_or("")).await;
+                if status == StatusCode::OK {
+                    headers.push(("content-type", "application/octet-stream".to_owned()));
+                }
+                (status, body)
+            }
             (&Method::GET, "/info") => match serde_json::to_vec_pretty(&self.info()) {
                 Ok(json) => {
                     headers.push(("content-type", "application/json".to_owned()));

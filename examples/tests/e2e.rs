@@ -387,3 +387,74 @@ async fn batched_tasks_are_served_one_by_one_and_answered_in_batch_responses() {
     );
     w.shutdown().await.unwrap();
 }
+
+/// `dfs-remote-cache-addr`: the node names its own HTTP address; the worker reads the young
+/// files (TSO ids of the last minutes) from the node's `/dfs` before the object store, and
+/// answers as local execution. An address where nothing listens only costs a miss.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workers_read_recent_files_from_the_nodes_remote_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let dfs = s3_endpoint(dir.path()).await;
+    let w = worker(&dfs, None).await;
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let node_addr = listener.local_addr().unwrap();
+    let kvengine = |cache: &str| {
+        format!(
+            "remote-coprocessor-addr = \"http://{}\"\nremote-coprocessor-min-blocks-size = \"64KiB\"\n\
+             dfs-remote-cache-addr = \"{cache}\"",
+            w.local_addr()
+        )
+    };
+    let node = Arc::new(common::node_with(&dfs, &kvengine(&node_addr.to_string())).await);
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(Arc::clone(&node).serve(listener, async {
+        let _ = stopped.await;
+    }));
+    for query in [dags::q1().unwrap(), dags::q6().unwrap()] {
+        let path = check(&node, &query).await;
+        assert!(matches!(path, Path::Remote { .. }), "{}: {path}", query.name);
+    }
+    let metric = |text: &str, series: &str| -> u64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(series).map(|v| v.trim().parse().unwrap()))
+            .unwrap_or(0)
+    };
+    let node_metrics = {
+        let mut out = Vec::new();
+        let body = "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+        let mut s = tokio::net::TcpStream::connect(node_addr).await.unwrap();
+        tokio::io::AsyncWriteExt::write_all(&mut s, body.as_bytes()).await.unwrap();
+        tokio::io::AsyncReadExt::read_to_end(&mut s, &mut out).await.unwrap();
+        String::from_utf8(out).unwrap()
+    };
+    let served = metric(&node_metrics, "rcop_node_dfs_reads_total{outcome=\"ok\"}");
+    assert!(served > 0, "the node served file reads: {node_metrics}");
+    let worker_metrics = String::from_utf8(w.worker().metrics().encode_text()).unwrap();
+    let hits = metric(&worker_metrics, "rcop_worker_remote_cache_reads_total{outcome=\"hit\"}");
+    assert!(hits > 0 && hits <= served, "{hits} hits, {served} served");
+
+    // Nothing listens at the second node's cache address: every read misses, answers stay right.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let dir2 = tempfile::tempdir().unwrap();
+    let dfs2 = s3_endpoint(dir2.path()).await;
+    let w2 = worker(&dfs2, None).await;
+    let node2 = Arc::new(
+        common::node_with(
+            &dfs2,
+            &format!(
+                "remote-coprocessor-addr = \"http://{}\"\nremote-coprocessor-min-blocks-size = \"64KiB\"\n\
+                 dfs-remote-cache-addr = \"{closed}\"",
+                w2.local_addr()
+            ),
+        )
+        .await,
+    );
+    assert!(matches!(check(&node2, &dags::q6().unwrap()).await, Path::Remote { .. }));
+    let m2 = String::from_utf8(w2.worker().metrics().encode_text()).unwrap();
+    assert!(metric(&m2, "rcop_worker_remote_cache_reads_total{outcome=\"miss\"}") > 0, "{m2}");
+    assert_eq!(metric(&m2, "rcop_worker_remote_cache_reads_total{outcome=\"hit\"}"), 0);
+    let _ = stop.send(());
+    serving.await.unwrap().unwrap();
+    w.shutdown().await.unwrap();
+    w2.shutdown().await.unwrap();
+}

@@ -80,6 +80,20 @@ impl ReaderOptions {
     }
 }
 
+/// A read-through cache of file bytes in front of the object store (upstream's
+/// `RemoteCachedDfs`: the storage node's own copy of files it wrote recently, asked for by a
+/// worker when the request carries `x-dfs-remote-cache-addr`).
+///
+/// An answer is used only when it has exactly the bytes asked for; anything else — `None`,
+/// a short or long answer — falls back to the store, and a block whose checksum fails after
+/// coming from the cache is read again from the store. The cache decides itself which files
+/// it is worth asking for (upstream: files younger than 10 minutes).
+pub trait RemoteCache: Send + Sync + std::fmt::Debug {
+    /// Bytes `[start, end)` of file `id`, or from `start` to its end when `end` is `None`;
+    /// `None` when the cache does not answer.
+    fn read(&self, id: FileId, start: u64, end: Option<u64>) -> BoxFuture<'static, Option<Bytes>>;
+}
+
 /// Opens SST files from an [`SstStore`] through a [`MetaCache`] and reads blocks through a
 /// [`BlockCache`]. Cheap to clone; share one per process.
 #[derive(Debug, Clone)]
@@ -90,6 +104,7 @@ pub struct SstReader {
     opts: ReaderOptions,
     ia: Option<IaCache>,
     req: Option<IaRequest>,
+    remote: Option<Arc<dyn RemoteCache>>,
 }
 
 /// One planned ranged read covering adjacent blocks.
@@ -214,7 +229,7 @@ impl SstReader {
         metas: MetaCache,
         opts: ReaderOptions,
     ) -> Self {
-        SstReader { store, blocks, metas, opts, ia: None, req: None }
+        SstReader { store, blocks, metas, opts, ia: None, req: None, remote: None }
     }
 
     /// Reads through the disk cache `ia`: metadata from its local files, block bytes from
@@ -239,17 +254,49 @@ impl SstReader {
         r
     }
 
+    /// A clone that asks `remote` before the object store for block ranges, metadata read
+    /// from a known offset and whole L0 files (not for what the disk cache holds).
+    #[must_use]
+    pub fn with_remote_cache(&self, remote: Arc<dyn RemoteCache>) -> Self {
+        let mut r = self.clone();
+        r.remote = Some(remote);
+        r
+    }
+
     /// Stored bytes `range` of `meta`'s file: through the disk cache's segments when the
     /// file is cached there (opened through this reader's [`open`](Self::open)), else one
-    /// ranged read.
+    /// ranged read (from the remote cache when there is one and it answers).
     pub async fn read_range(&self, meta: &TableMeta, range: Range<u64>) -> Result<Bytes> {
+        Ok(self.read_range_sourced(meta, range).await?.0)
+    }
+
+    /// [`read_range`](Self::read_range), saying whether the bytes came from the remote
+    /// cache.
+    async fn read_range_sourced(
+        &self,
+        meta: &TableMeta,
+        range: Range<u64>,
+    ) -> Result<(Bytes, bool)> {
         if let Some(ia) = &self.ia
             && ia.covers(meta.file_id())
             && let Some(r) = ia.read(&self.store, meta, range.clone(), self.req.as_ref()).await
         {
-            return r;
+            return r.map(|b| (b, false));
         }
-        self.store.get_range(meta.file_id(), range).await
+        if let Some(b) = self.remote_read(meta.file_id(), range.start, Some(range.end)).await {
+            return Ok((b, true));
+        }
+        Ok((self.store.get_range(meta.file_id(), range).await?, false))
+    }
+
+    /// The remote cache's answer for `[start, end)` of `id`, when it has exactly those bytes.
+    async fn remote_read(&self, id: FileId, start: u64, end: Option<u64>) -> Option<Bytes> {
+        let remote = self.remote.as_ref()?;
+        let bytes = remote.read(id, start, end).await?;
+        match end {
+            Some(end) if bytes.len() as u64 != end.saturating_sub(start) => None,
+            _ => Some(bytes),
+        }
     }
 
     /// The store.
@@ -278,6 +325,7 @@ impl SstReader {
                 Tail::From(u64::from(o))
             });
         let ia = self.ia.clone();
+        let reader = self.clone();
         self.metas
             .get_or_load(id, async move {
                 if let Some(ia) = &ia
@@ -288,6 +336,22 @@ impl SstReader {
                     {
                         Ok(meta) => return Ok(Arc::new(meta)),
                         Err(_) => ia.discard_meta(id).await,
+                    }
+                }
+                // From a known offset the remote cache can answer: the metadata whole, whose
+                // checksums decide whether it is used.
+                if let Tail::From(o) = first
+                    && let Some(t) = reader.remote_read(id, o, None).await
+                {
+                    let size = o + t.len() as u64;
+                    let kept = t.clone();
+                    if let Ok(meta) =
+                        run_blocking(id, move || TableMeta::from_tail(id, 0, t, o, size)).await
+                    {
+                        if let Some(ia) = &ia {
+                            ia.write_meta(id, o, size, kept).await;
+                        }
+                        return Ok(Arc::new(meta));
                     }
                 }
                 let (mut tail, mut start, size) = store.get_tail(id, first).await?;
@@ -323,6 +387,11 @@ impl SstReader {
     /// Reads L0 file `id` whole and decodes it (L0 files are small and read in full, as
     /// upstream does; they are not cached here).
     pub async fn open_l0(&self, id: FileId) -> Result<L0Table> {
+        if let Some(data) = self.remote_read(id, 0, None).await
+            && let Ok(t) = run_blocking(id, move || L0Table::open(id, data)).await
+        {
+            return Ok(t);
+        }
         let data = self.store.get_all(id).await?;
         run_blocking(id, move || L0Table::open(id, data)).await
     }
@@ -336,9 +405,18 @@ impl SstReader {
         self.blocks
             .get_or_load(key, async move {
                 let abs = u64::from(key.offset);
-                let stored = reader.read_range(&meta, abs..abs + u64::from(handle.len)).await?;
+                let range = abs..abs + u64::from(handle.len);
+                let (stored, remote) = reader.read_range_sourced(&meta, range.clone()).await?;
                 let id = meta.file_id();
-                run_blocking(id, move || meta.decode_block(handle, &stored)).await
+                let m = meta.clone();
+                match run_blocking(id, move || m.decode_block(handle, &stored)).await {
+                    // The remote cache's bytes do not check out: the object store's do.
+                    Err(e) if remote && e.corrupt_kind().is_some() => {
+                        let stored = reader.store.get_range(id, range).await?;
+                        run_blocking(id, move || meta.decode_block(handle, &stored)).await
+                    }
+                    r => r,
+                }
             })
             .await
     }
@@ -413,37 +491,50 @@ impl SstReader {
                     .acquire_owned()
                     .await
                     .map_err(|e| Error::TaskFailed { file_id: id, reason: e.to_string() })?;
-                let bytes = reader.read_range(&meta2, range.clone()).await?;
-                run_blocking(id, move || {
-                    blocks
-                        .iter()
-                        .map(|&h| {
-                            let key = meta2.block_key(h);
-                            let s = (u64::from(key.offset) - range.start) as usize;
-                            let stored = bytes
-                                .get(s..s + h.len as usize)
-                                .map(|x| bytes.slice_ref(x))
-                                .ok_or_else(|| {
-                                    Error::corrupt(
-                                        id,
-                                        u64::from(key.offset),
-                                        CorruptKind::Truncated,
-                                        "ranged read shorter than planned",
-                                    )
-                                })?;
-                            if let Some(budget) = &budget {
-                                let extra =
-                                    meta2.decoded_len(&stored).saturating_sub(u64::from(h.len));
-                                if extra > 0 && !budget(extra) {
-                                    return Err(Error::OverBudget { file_id: id, bytes: extra });
+                let (bytes, remote) = reader.read_range_sourced(&meta2, range.clone()).await?;
+                let decode = |bytes: Bytes| {
+                    let (meta2, blocks, range, budget) =
+                        (meta2.clone(), blocks.clone(), range.clone(), budget.clone());
+                    run_blocking(id, move || {
+                        blocks
+                            .iter()
+                            .map(|&h| {
+                                let key = meta2.block_key(h);
+                                let s = (u64::from(key.offset) - range.start) as usize;
+                                let stored = bytes
+                                    .get(s..s + h.len as usize)
+                                    .map(|x| bytes.slice_ref(x))
+                                    .ok_or_else(|| {
+                                        Error::corrupt(
+                                            id,
+                                            u64::from(key.offset),
+                                            CorruptKind::Truncated,
+                                            "ranged read shorter than planned",
+                                        )
+                                    })?;
+                                if let Some(budget) = &budget {
+                                    let extra =
+                                        meta2.decoded_len(&stored).saturating_sub(u64::from(h.len));
+                                    if extra > 0 && !budget(extra) {
+                                        return Err(Error::OverBudget {
+                                            file_id: id,
+                                            bytes: extra,
+                                        });
+                                    }
                                 }
-                            }
-                            meta2.decode_block(h, &stored).map(|b| (key.offset, b))
-                        })
-                        .collect::<Result<Vec<_>>>()
-                        .map(Arc::new)
-                })
-                .await
+                                meta2.decode_block(h, &stored).map(|b| (key.offset, b))
+                            })
+                            .collect::<Result<Vec<_>>>()
+                            .map(Arc::new)
+                    })
+                };
+                match decode(bytes).await {
+                    // The remote cache's bytes do not check out: the object store's do.
+                    Err(e) if remote && e.corrupt_kind().is_some() => {
+                        decode(reader.store.get_range(id, range.clone()).await?).await
+                    }
+                    r => r,
+                }
             }
             .boxed()
             .shared();

@@ -235,3 +235,79 @@ async fn prefetch_with_old_versions_serves_reads_at_old_timestamps() {
         }
     }
 }
+
+/// A remote cache serving `file`'s bytes, optionally corrupted or cut, counting its answers.
+#[derive(Debug)]
+struct FakeRemote {
+    file: Bytes,
+    mode: &'static str,
+    answers: std::sync::atomic::AtomicU64,
+}
+
+impl rcop_sst::RemoteCache for FakeRemote {
+    fn read(
+        &self,
+        _id: FileId,
+        start: u64,
+        end: Option<u64>,
+    ) -> futures::future::BoxFuture<'static, Option<Bytes>> {
+        self.answers.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let end = end.unwrap_or(self.file.len() as u64) as usize;
+        let mut bytes = self.file[start as usize..end].to_vec();
+        match self.mode {
+            "flip" => {
+                let mid = bytes.len() / 2;
+                bytes[mid] ^= 0x10;
+            }
+            "short" => {
+                bytes.pop();
+            }
+            "none" => return Box::pin(async { None }),
+            _ => {}
+        }
+        Box::pin(async move { Some(Bytes::from(bytes)) })
+    }
+}
+
+/// Blocks and metadata come from the remote cache when it answers exactly; a corrupt, short
+/// or absent answer falls back to the object store, and the blocks are the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_cache_answers_first_and_bad_answers_fall_back_to_the_store() {
+    let ranges: [(&[u8], &[u8]); 1] = [(b"k000100", b"k000900")];
+    let (store0, plain, id, file) = setup(ReaderOptions::default()).await;
+    let meta0 = plain.open(id, None).await.unwrap();
+    let values = |t: &Table<rcop_sst::Prefetched>| -> Vec<Vec<u8>> {
+        (100..900u32)
+            .map(|i| t.get(format!("k{i:06}").as_bytes(), 9).unwrap().unwrap().value.to_vec())
+            .collect()
+    };
+    let want = values(&Table::new(
+        meta0.clone(),
+        plain.prefetch(plain.plan_prefetch(&meta0, &ranges, false)).await.unwrap(),
+    ));
+    let _ = store0;
+    for mode in ["good", "flip", "short", "none"] {
+        let (store, reader, id, _) = setup(ReaderOptions::default()).await;
+        let remote = Arc::new(FakeRemote {
+            file: file.clone(),
+            mode,
+            answers: std::sync::atomic::AtomicU64::new(0),
+        });
+        let reader = reader.with_remote_cache(remote.clone());
+        let meta = reader.open(id, Some(meta0.meta_offset())).await.unwrap();
+        let before = store.stats().gets;
+        let got = values(&Table::new(
+            meta.clone(),
+            reader.prefetch(reader.plan_prefetch(&meta, &ranges, false)).await.unwrap(),
+        ));
+        assert_eq!(got, want, "{mode}");
+        let store_reads = store.stats().gets - before;
+        assert!(remote.answers.load(std::sync::atomic::Ordering::Relaxed) > 0, "{mode}");
+        match mode {
+            "good" => {
+                assert_eq!(store.stats().gets, 0, "metadata and blocks from the remote cache");
+            }
+            _ => assert!(store_reads > 0, "{mode}: the store served the blocks"),
+        }
+    }
+}

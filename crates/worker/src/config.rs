@@ -18,6 +18,10 @@ pub const DEFAULT_ADDR: &str = "127.0.0.1:19000";
 pub const DEFAULT_MAX_RESP_SIZE: u64 = 32 << 20;
 /// Default `store-check-interval`: the object store is listed every 10 s for `/readyz`.
 pub const DEFAULT_STORE_CHECK_INTERVAL: Duration = Duration::from_secs(10);
+/// Default `cop-remote-dfs-cache-ttl`: 10 min, upstream's. Files younger than this (by the
+/// physical time of their TSO id) are asked of the storage node named by the request's
+/// `x-dfs-remote-cache-addr` before the object store.
+pub const DEFAULT_REMOTE_DFS_CACHE_TTL: Duration = Duration::from_secs(600);
 /// Default `max-execution-duration`: 60 s, TiKV's `end-point-request-max-handle-duration`.
 pub const DEFAULT_MAX_EXECUTION_DURATION: Duration = Duration::from_secs(60);
 /// Default `max-request-size`: 256 MiB. Upstream has no cap; the whole body is read into
@@ -106,6 +110,11 @@ pub struct WorkerConfig {
     pub max_execution_duration: ReadableDuration,
     /// How often a serving worker lists its object store to report readiness (`/readyz`).
     pub store_check_interval: ReadableDuration,
+    /// Files younger than this are read from the storage node that sent the request (its
+    /// `x-dfs-remote-cache-addr`, `GET /dfs/{id}`) before the object store; `"0s"` never
+    /// asks the node. The node's bytes pass the same checksums; any failure falls back to
+    /// the object store.
+    pub cop_remote_dfs_cache_ttl: ReadableDuration,
     /// `[cop-limiter]`, `[worker-limiter]` and `memory-upper-threshold`.
     #[serde(flatten)]
     pub limiter: LimiterConfig,
@@ -140,6 +149,7 @@ impl Default for WorkerConfig {
             body_read_timeout: ReadableDuration(DEFAULT_BODY_READ_TIMEOUT),
             max_execution_duration: ReadableDuration(DEFAULT_MAX_EXECUTION_DURATION),
             store_check_interval: ReadableDuration(DEFAULT_STORE_CHECK_INTERVAL),
+            cop_remote_dfs_cache_ttl: ReadableDuration(DEFAULT_REMOTE_DFS_CACHE_TTL),
             limiter: LimiterConfig::default(),
             cop_addr: String::new(),
             delegate: crate::delegate::DelegateConfig::default(),

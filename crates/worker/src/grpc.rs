@@ -393,7 +393,7 @@ impl Worker {
             })?;
             Ok((mem, cs))
         };
-        match self.execute(req, decode, received, PATH_GRPC, None).await {
+        match self.execute(req, decode, received, PATH_GRPC, None, None).await {
             Ok(done) => {
                 if is_cop_error(&done.resp) {
                     return self.grpc_cop_error(done.resp);

@@ -62,6 +62,8 @@ mod metrics;
 mod pd;
 mod pool;
 #[cfg(feature = "server")]
+pub mod remote_cache;
+#[cfg(feature = "server")]
 mod server;
 #[cfg(feature = "http")]
 mod service;

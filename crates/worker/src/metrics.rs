@@ -45,6 +45,8 @@ use crate::error::Result;
 /// - `rcop_worker_ready`: 1 while `/readyz` answers 200;
 /// - `rcop_worker_cancelled_requests_total`: requests whose client went away (a closed
 ///   connection, a cancelled call) before the answer; their work stops at its next check;
+/// - `rcop_worker_remote_cache_reads_total{outcome}`: reads offered to the requesting storage
+///   node's cache of recent files (`hit`, `miss`, `skipped` for files past the TTL);
 /// - `rcop_worker_keyspace_requests_total{keyspace}`,
 ///   `rcop_worker_keyspace_scanned_keys_total{keyspace}`,
 ///   `rcop_worker_keyspace_scanned_bytes_total{keyspace}`,
@@ -77,6 +79,7 @@ pub struct WorkerMetrics {
     open_connections: IntGauge,
     processing: IntGauge,
     keyspaces: KeyspaceSeries,
+    remote_cache_reads: IntCounterVec,
 }
 
 /// Keyspaces that get a series of their own in the `rcop_worker_keyspace_*` metrics; the
@@ -444,8 +447,20 @@ impl WorkerMetrics {
             }
         }
         let keyspaces = KeyspaceSeries::register(&registry)?;
+        let remote_cache_reads = IntCounterVec::new(
+            Opts::new(
+                "rcop_worker_remote_cache_reads_total",
+                "Reads offered to a storage node's remote cache (x-dfs-remote-cache-addr), by outcome",
+            ),
+            &["outcome"],
+        )?;
+        for outcome in ["hit", "miss", "skipped"] {
+            remote_cache_reads.with_label_values(&[outcome]);
+        }
+        registry.register(Box::new(remote_cache_reads.clone()))?;
         Ok(WorkerMetrics {
             keyspaces,
+            remote_cache_reads,
             registry,
             limiter,
             dag_requests,
@@ -508,6 +523,13 @@ impl WorkerMetrics {
         response: u64,
     ) {
         self.keyspaces.record(keyspace, scanned_keys, scanned_bytes, response);
+    }
+
+    /// `rcop_worker_remote_cache_reads_total{outcome}`: `hit` (the node answered), `miss`
+    /// (it did not: the object store did), `skipped` (a file older than the TTL).
+    #[cfg_attr(not(feature = "server"), allow(dead_code))]
+    pub(crate) fn remote_cache_reads(&self) -> &IntCounterVec {
+        &self.remote_cache_reads
     }
 
     /// Counts a request of type `tp` received on `path`.

@@ -177,6 +177,11 @@ where
     }
     let header = |name: &str| headers.get(name).map(|v| v.as_bytes().to_vec());
     let signed = (header(rcop_tls::HEADER_AUTH_TIMESTAMP), header(rcop_tls::HEADER_AUTH_SIGNATURE));
+    let remote_cache = headers
+        .get(rcop_wire::HEADER_DFS_REMOTE_CACHE_ADDR)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.trim().to_owned())
+        .filter(|v| !v.is_empty());
     // The declared bytes are reserved before one is read: a body the memory capacity
     // cannot hold is refused (503, another worker may have room) without being received.
     let reservation = worker.limiter().reserve_memory(declared.unwrap_or(0))?;
@@ -204,6 +209,7 @@ where
     let mut request =
         CopRequest::new(body).with_accepts_protobuf(accepts_pb).with_reservation(reservation);
     request.envelope = envelope;
+    request.remote_cache = remote_cache;
     Ok(request)
 }
 

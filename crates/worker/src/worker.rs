@@ -116,12 +116,21 @@ pub struct CopRequest {
     pub envelope: Option<EnvelopeFormat>,
     /// Bytes reserved for the body while it was read; held until the request is done.
     pub reservation: Option<MemoryReservation>,
+    /// The sender's `x-dfs-remote-cache-addr` (`host:port`): recent files are read from it
+    /// before the object store (`cop-remote-dfs-cache-ttl`).
+    pub remote_cache: Option<String>,
 }
 
 impl CopRequest {
     /// A request of `body`, nothing announced, nothing reserved.
     pub fn new(body: Bytes) -> Self {
-        CopRequest { body, accepts_protobuf: false, envelope: None, reservation: None }
+        CopRequest {
+            body,
+            accepts_protobuf: false,
+            envelope: None,
+            reservation: None,
+            remote_cache: None,
+        }
     }
 
     /// Sets [`accepts_protobuf`](Self::accepts_protobuf).
@@ -135,6 +144,13 @@ impl CopRequest {
     #[must_use]
     pub fn with_envelope(mut self, format: EnvelopeFormat) -> Self {
         self.envelope = Some(format);
+        self
+    }
+
+    /// Sets [`remote_cache`](Self::remote_cache).
+    #[must_use]
+    pub fn with_remote_cache(mut self, addr: impl Into<String>) -> Self {
+        self.remote_cache = Some(addr.into());
         self
     }
 
@@ -167,6 +183,9 @@ pub struct Worker {
     warn_gate: rcop_units::log::RateLimited,
     /// What `/readyz` reports.
     readiness: Readiness,
+    /// Reads recent files from the requesting storage node (`x-dfs-remote-cache-addr`).
+    #[cfg(feature = "server")]
+    remote_cache: Option<crate::remote_cache::RemoteCacheConnector>,
     /// Refreshes the limiter's memory sample until the worker is dropped.
     _sampler: SamplerThread,
 }
@@ -325,6 +344,24 @@ impl WorkerBuilder {
                 usize::try_from(config.cop_max_resp_size.0).unwrap_or(usize::MAX),
             )
         }));
+        #[cfg(feature = "server")]
+        let remote_cache = {
+            let tls =
+                if config.security.enabled() {
+                    Some(config.security.client_config(&[b"http/1.1"]).map_err(|e| {
+                        Error::config("security", format!("remote cache client: {e}"))
+                    })?)
+                } else {
+                    None
+                };
+            Some(
+                crate::remote_cache::RemoteCacheConnector::new(
+                    tls,
+                    config.cop_remote_dfs_cache_ttl.as_duration(),
+                )
+                .with_metrics(metrics.remote_cache_reads().clone()),
+            )
+        };
         let threads = self.compute_threads.unwrap_or_else(|| config.compute_threads(cores));
         let pool = ComputePool::new(threads)?;
         // Sampled from now on, on a thread of its own: the cop-limiter reads the sample.
@@ -340,6 +377,8 @@ impl WorkerBuilder {
             auth,
             warn_gate: rcop_units::log::RateLimited::new(Duration::from_secs(1)),
             readiness: Readiness::default(),
+            #[cfg(feature = "server")]
+            remote_cache,
             _sampler: sampler,
         })
     }
@@ -579,7 +618,7 @@ impl Worker {
         accepts_pb: bool,
         span: &tracing::Span,
     ) -> Result<Reply> {
-        let CopRequest { body, envelope: announced, reservation, .. } = request;
+        let CopRequest { body, envelope: announced, reservation, remote_cache, .. } = request;
         let req_size = body.len();
         // Format 2's checksums read the whole body: CPU work, kept off the I/O workers.
         let envelope = off_runtime(move |_| Envelope::decode(body)).await??;
@@ -611,7 +650,9 @@ impl Worker {
         let decode = move || -> Result<_> {
             Ok((envelope.decode_mem_data()?, envelope.decode_change_set()?))
         };
-        let done = self.execute(req, decode, received, PATH_HTTP, reservation).await?;
+        let done = self
+            .execute(req, decode, received, PATH_HTTP, reservation, remote_cache.as_deref())
+            .await?;
         let reply = if is_cop_error(&done.resp) {
             self.cop_error(done.resp, accepts_pb)
         } else {
@@ -637,7 +678,8 @@ impl Worker {
     /// The path both ways share once the snapshot's parts are at hand: admission
     /// (cop-limiter, permits) until the deadline, the rebuild plan, the memory reservation,
     /// the block fetch, execution on the compute pool. `decode` turns the shipped parts into
-    /// mem-data and change set; it runs on the blocking pool.
+    /// mem-data and change set; it runs on the blocking pool. `remote_cache` is the request's
+    /// `x-dfs-remote-cache-addr`, if any.
     pub(crate) async fn execute<D>(
         &self,
         req: coprocessor::Request,
@@ -645,6 +687,7 @@ impl Worker {
         received: Instant,
         path: &'static str,
         body_reservation: Option<MemoryReservation>,
+        remote_cache: Option<&str>,
     ) -> Result<Executed>
     where
         D: FnOnce() -> Result<(rcop_wire::MemData, rcop_proto::enginepb::ChangeSet)>
@@ -675,6 +718,13 @@ impl Worker {
         // of the object-store reads.
         let ia_stats = Arc::new(IaRequestStats::default());
         let reader = self.reader.for_request(IaRequest { keyspace, stats: Arc::clone(&ia_stats) });
+        #[cfg(feature = "server")]
+        let reader = match remote_cache.and_then(|a| self.remote_cache.as_ref()?.connect(a)) {
+            Some(cache) => reader.with_remote_cache(cache),
+            None => reader,
+        };
+        #[cfg(not(feature = "server"))]
+        let _ = remote_cache;
         let ranges = req.ranges.clone();
         let read_ts = req.start_ts;
         let plan = off_runtime(move |rt| {
