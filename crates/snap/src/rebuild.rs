@@ -22,6 +22,10 @@ use crate::txn_files::TxnFilePlan;
 /// CF, L1–L2 for the lock CF, L1 for the extra CF).
 pub const MAX_LEVEL: u32 = rcop_wire::CF_LEVELS[0];
 
+/// The change-set property holding an encrypted shard's wrapped data key (upstream's
+/// `ENCRYPTION_KEY`).
+pub const ENCRYPTION_PROPERTY: &str = "_encryption";
+
 /// Keyspace prefix length of API v2 keys (`x` and a 3-byte keyspace id): the only non-zero
 /// `inner_key_off` a shard can have.
 pub const KEYSPACE_PREFIX_LEN: u32 = 4;
@@ -216,6 +220,11 @@ pub async fn plan_rebuild(reader: &SstReader, req: RebuildRequest<'_>) -> Result
         s >= shard.start.as_slice() && (shard.end.is_empty() || b < shard.end.as_slice())
     };
 
+    // An encrypted shard's data key travels in the change set (upstream's `_encryption`
+    // property); its files cannot be read without the master key.
+    if snap.properties.as_ref().is_some_and(|p| p.keys.iter().any(|k| k == ENCRYPTION_PROPERTY)) {
+        return Err(Error::Unsupported("an encrypted shard (the change set carries its data key)"));
+    }
     let txn_files = TxnFilePlan::new(&req.mem_data.decode_txn_file_refs()?, range.inner())?;
     let rows = if req.mem_data.has_memtable() {
         Some(Arc::new(RowTable::from_rows(req.mem_data.rows(), &range)?))

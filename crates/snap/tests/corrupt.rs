@@ -340,14 +340,20 @@ fn bad_mem_rows() {
         let e = MemData::decode(Bytes::from(v2[..cut].to_vec())).map_err(Error::from).unwrap_err();
         assert!(e.is_corrupt_input());
     }
-    // Transaction file references are not supported (yet): refused, not ignored.
+    // A transaction file reference with a malformed user meta is refused, not ignored
+    // (`tests/txn_files.rs` covers the rest).
     let refs = TxnFileRefs {
-        txn_file_refs: vec![TxnFileRef { start_ts: 1, chunk_ids: vec![7], ..Default::default() }],
+        txn_file_refs: vec![TxnFileRef {
+            start_ts: 1,
+            chunk_ids: vec![7],
+            user_meta: vec![1, 2, 3].into(),
+            ..Default::default()
+        }],
     };
     let mut buf = Vec::new();
     MemDataWriter::new(&mut buf, MemDataFormat::V2).finish_with_txn_file_refs(&refs).unwrap();
     let mem = MemData::decode(Bytes::from(buf)).unwrap();
-    assert!(matches!(f.rebuild(&mem, &cs, &full()), Err(Error::Unsupported(_))));
+    assert!(matches!(f.rebuild(&mem, &cs, &full()), Err(Error::TxnFile { .. })));
 }
 
 #[test]

@@ -39,6 +39,7 @@ const OLD_ENTRIES: &[u8] = b"old_entries";
 const TOMBS: &[u8] = b"tombs";
 const KV_SIZE: &[u8] = b"kv_size";
 const BLOB_SIZE: &[u8] = b"in_use_total_blob_size";
+const ENCRYPTION_VER: &[u8] = b"encryption_ver";
 
 impl Properties {
     /// Appends the encoded section (with checksum) to `out`.
@@ -94,6 +95,15 @@ impl Properties {
                 TOMBS => p.tombs = num()?,
                 KV_SIZE => p.kv_size = num()?,
                 BLOB_SIZE => p.in_use_total_blob_size = num()?,
+                // Upstream encrypts the data blocks of such a file (AES-256-CTR under a key
+                // this crate does not have): refused, not decoded as corrupt bytes.
+                ENCRYPTION_VER => {
+                    return Err(Error::Unsupported {
+                        file_id,
+                        what: "an encrypted SST",
+                        feature: "encryption (not built)",
+                    });
+                }
                 _ => {}
             }
         }
@@ -122,5 +132,21 @@ mod tests {
         assert_eq!(hex::encode(&out[4..4 + 2 + 8 + 4 + 1]), "0800736d616c6c6573740100000061");
         let q = Properties::decode(&Bytes::from(out), ChecksumType::Crc32c, FileId(1), 0).unwrap();
         assert_eq!(p, q);
+    }
+
+    #[test]
+    fn an_encrypted_file_is_unsupported_not_corrupt() {
+        let mut out = Vec::new();
+        Properties::default().encode_into(ChecksumType::Crc32c, &mut out);
+        // Append `encryption_ver` = 1 and re-seal the checksum.
+        put_u16(&mut out, ENCRYPTION_VER.len() as u16);
+        out.extend_from_slice(ENCRYPTION_VER);
+        put_u32(&mut out, 4);
+        out.extend_from_slice(&1u32.to_le_bytes());
+        let sum = ChecksumType::Crc32c.compute(&out[4..]);
+        out[..4].copy_from_slice(&sum.to_le_bytes());
+        let e =
+            Properties::decode(&Bytes::from(out), ChecksumType::Crc32c, FileId(9), 0).unwrap_err();
+        assert!(matches!(e, Error::Unsupported { file_id: FileId(9), .. }), "{e}");
     }
 }

@@ -158,6 +158,8 @@ fn is_bad_request(e: &rcop_snap::Error) -> bool {
             rcop_snap::Error::RangeOutOfShard { .. }
                 | rcop_snap::Error::InvalidRange { .. }
                 | rcop_snap::Error::Unsupported(_)
+                // A file this build cannot read (encrypted): the storage node runs it.
+                | rcop_snap::Error::Sst(rcop_sst::Error::Unsupported { .. })
         )
 }
 
