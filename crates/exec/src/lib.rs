@@ -59,6 +59,7 @@
 
 #![warn(missing_docs)]
 
+mod analyze;
 mod batch;
 mod capability;
 mod checksum;
@@ -75,6 +76,9 @@ mod limits;
 mod scan;
 mod types;
 
+pub use analyze::{
+    MAX_BUCKETS, MAX_CMSKETCH_CELLS, MAX_SAMPLE_SIZE, MAX_SKETCH_SIZE, MAX_TOP_N, analyze,
+};
 pub use batch::{Batch, LazyCol};
 pub use capability::{Capabilities, FunctionShape, check_dag, function_shapes};
 pub use checksum::checksum;
