@@ -90,7 +90,7 @@ impl IndexStats {
         if self.top_n.len() > self.top_n_size
             && let Some(Reverse((_, d))) = self.top_n.pop()
         {
-            self.top_n_bytes -= d.len() + TOP_N_ENTRY_BYTES;
+            self.top_n_bytes = self.top_n_bytes.saturating_sub(d.len() + TOP_N_ENTRY_BYTES);
         }
     }
 
@@ -107,6 +107,7 @@ impl IndexStats {
         if self.v2 {
             let last = std::mem::take(&mut self.cur);
             if last.0 > 0 {
+                self.top_n_bytes += last.1.len() + TOP_N_ENTRY_BYTES;
                 self.top_n.push(Reverse(last));
                 self.cut_top_n();
             }

@@ -129,3 +129,6 @@ fn cm_dims(depth: Option<i32>, width: Option<i32>) -> Result<Option<(usize, usiz
     bounded("cmsketch_depth × cmsketch_width", cells, MAX_CMSKETCH_CELLS)?;
     Ok(Some((d, w)))
 }
+
+#[cfg(test)]
+mod tests;
