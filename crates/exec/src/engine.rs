@@ -139,7 +139,11 @@ fn analyze_response(
         Ok(data) => coprocessor::Response { data: Bytes::from(data), ..Default::default() },
         Err(Error::Aborted(a)) => return Err(a),
         Err(Error::Scan(e)) => scan_error_response(e),
-        Err(e) => coprocessor::Response { other_error: e.to_string(), ..Default::default() },
+        // The message names the request type: TiDB logs it beside the region.
+        Err(e) => coprocessor::Response {
+            other_error: format!("analyze request (tp {REQ_TYPE_ANALYZE}): {e}"),
+            ..Default::default()
+        },
     })
 }
 

@@ -295,7 +295,7 @@ fn full_sampling_counts_sizes_sketches_and_samples_are_those_of_the_rows() {
     // (string columns by their collation key, groups by the hash of the concatenation).
     let nulls = (1..=ROWS).filter(|h| c1(*h).is_none()).count() as i64;
     let size = |f: &dyn Fn(i64) -> Option<Vec<u8>>| -> i64 {
-        (1..=ROWS).filter_map(|h| f(h)).map(|v| v.len() as i64 - 1).sum()
+        (1..=ROWS).filter_map(f).map(|v| v.len() as i64 - 1).sum()
     };
     let s0 = size(&|h| Some(int_datum(h)));
     let s1 = size(&|h| c1(h).map(int_datum));
@@ -307,8 +307,7 @@ fn full_sampling_counts_sizes_sketches_and_samples_are_those_of_the_rows() {
         tipb::FmSketch { mask: Some(mask), hashset: kept }
     };
     let h0 = fm((1..=ROWS).map(|h| murmur3_x64_128(&int_datum(h)).0).collect());
-    let h1 =
-        fm((1..=ROWS).filter_map(|h| c1(h)).map(|x| murmur3_x64_128(&int_datum(x)).0).collect());
+    let h1 = fm((1..=ROWS).filter_map(c1).map(|x| murmur3_x64_128(&int_datum(x)).0).collect());
     let h2 = fm((1..=ROWS).map(|h| murmur3_x64_128(&general_ci_key(&c2(h))).0).collect());
     let g12 = fm((1..=ROWS)
         .map(|h| {
