@@ -21,6 +21,7 @@ const PROTO_FILES: &[&str] = &[
     "tipb/executor.proto",
     "tipb/select.proto",
     "tipb/checksum.proto",
+    "tipb/analyze.proto",
     "enginepb/changeset.proto",
 ];
 

@@ -3,7 +3,7 @@
 
 use bytes::Bytes;
 use prost::Message;
-use rcop_proto::{REQ_TYPE_CHECKSUM, REQ_TYPE_DAG, coprocessor, tipb};
+use rcop_proto::{REQ_TYPE_ANALYZE, REQ_TYPE_CHECKSUM, REQ_TYPE_DAG, coprocessor, tipb};
 
 use crate::ctx::{EvalConfig, EvalContext};
 use crate::encode;
@@ -47,11 +47,19 @@ pub struct EngineConfig {
     /// Encoded chunk bytes after which a streaming request's page ends early (with
     /// `Response.range` set to where to resume).
     pub max_response_bytes: usize,
+    /// Seed of the analyze samplers (tp 104). `None` (the default) draws a fresh seed from
+    /// the operating system for every request, as TiKV does; a fixed seed makes a request
+    /// over the same rows answer the same bytes (tests, differential checks).
+    pub analyze_seed: Option<u64>,
 }
 
 impl Default for EngineConfig {
     fn default() -> Self {
-        EngineConfig { max_expr_depth: DEFAULT_MAX_DEPTH, max_response_bytes: 64 << 20 }
+        EngineConfig {
+            max_expr_depth: DEFAULT_MAX_DEPTH,
+            max_response_bytes: 64 << 20,
+            analyze_seed: None,
+        }
     }
 }
 
@@ -67,6 +75,13 @@ impl EngineConfig {
     #[must_use]
     pub fn with_max_response_bytes(mut self, bytes: usize) -> Self {
         self.max_response_bytes = bytes;
+        self
+    }
+
+    /// Sets [`analyze_seed`](Self::analyze_seed).
+    #[must_use]
+    pub fn with_analyze_seed(mut self, seed: u64) -> Self {
+        self.analyze_seed = Some(seed);
         self
     }
 }
@@ -121,6 +136,30 @@ fn checksum_response(
     })
 }
 
+/// An analyze request's response: the encoded analyze response, or the error as TiKV
+/// answers it (`other_error`; scan errors in their own fields).
+fn analyze_response(
+    req: &coprocessor::Request,
+    ranges: &[KeyRange],
+    source: &mut dyn ScanSource,
+    limits: &ExecLimits,
+    seed: u64,
+) -> std::result::Result<coprocessor::Response, Abort> {
+    let result = tipb::AnalyzeReq::decode(req.data.clone())
+        .map_err(|e| Error::invalid(format!("undecodable AnalyzeReq: {e}")))
+        .and_then(|a| crate::analyze::analyze(&a, ranges, source, limits, seed));
+    Ok(match result {
+        Ok(data) => coprocessor::Response { data: Bytes::from(data), ..Default::default() },
+        Err(Error::Aborted(a)) => return Err(a),
+        Err(Error::Scan(e)) => scan_error_response(e),
+        // The message names the request type: TiDB logs it beside the region.
+        Err(e) => coprocessor::Response {
+            other_error: format!("analyze request (tp {REQ_TYPE_ANALYZE}): {e}"),
+            ..Default::default()
+        },
+    })
+}
+
 impl Engine {
     /// An engine with the given settings.
     pub fn new(config: EngineConfig) -> Self {
@@ -132,8 +171,9 @@ impl Engine {
         &self.config
     }
 
-    /// Handles a `coprocessor.Request` reading through `source`: a DAG (tp 103) or a
-    /// checksum (tp 105, [`checksum`](crate::checksum)); other types answer `other_error`. Never panics:
+    /// Handles a `coprocessor.Request` reading through `source`: a DAG (tp 103), an analyze
+    /// (tp 104, [`analyze`](crate::analyze)) or a checksum (tp 105,
+    /// [`checksum`](crate::checksum)); other types answer `other_error`. Never panics:
     /// request and evaluation errors come back in `SelectResponse.error`, scan errors in
     /// `locked`, `region_error` or `other_error`.
     pub fn handle(
@@ -174,6 +214,10 @@ impl Engine {
             .collect();
         if req.tp == REQ_TYPE_CHECKSUM {
             return checksum_response(req, &ranges, source, limits);
+        }
+        if req.tp == REQ_TYPE_ANALYZE {
+            let seed = self.config.analyze_seed.unwrap_or_else(crate::analyze::os_seed);
+            return analyze_response(req, &ranges, source, limits, seed);
         }
         if req.tp != REQ_TYPE_DAG {
             return Ok(coprocessor::Response {

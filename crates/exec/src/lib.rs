@@ -6,6 +6,8 @@
 //! `coprocessor.Request` whose `data` is a tipb `DAGRequest` and returns the
 //! `coprocessor.Response`: a `SelectResponse` with TypeDefault or TypeChunk rows, or an
 //! error in the field TiKV would use. The engine never does I/O and never panics on bad input.
+//! Analyze requests (tp 104, TiDB's statistics: row samples, histograms, sketches) are
+//! answered by [`analyze`], checksums (tp 105) by [`checksum`].
 //! [`Engine::handle_limited`] runs a request under [`ExecLimits`] — a deadline, a cancel flag
 //! and a [`MemoryBudget`] — and stops it with an [`Abort`] when one is reached.
 //!
@@ -59,6 +61,7 @@
 
 #![warn(missing_docs)]
 
+mod analyze;
 mod batch;
 mod capability;
 mod checksum;
@@ -75,6 +78,9 @@ mod limits;
 mod scan;
 mod types;
 
+pub use analyze::{
+    MAX_BUCKETS, MAX_CMSKETCH_CELLS, MAX_SAMPLE_SIZE, MAX_SKETCH_SIZE, MAX_TOP_N, analyze,
+};
 pub use batch::{Batch, LazyCol};
 pub use capability::{Capabilities, FunctionShape, check_dag, function_shapes};
 pub use checksum::checksum;

@@ -413,7 +413,7 @@ pub(crate) struct Executed {
 
 /// The request types the worker serves: DAGs (103) and checksums (105).
 pub(crate) fn is_served_type(tp: i64) -> bool {
-    tp == REQ_TYPE_DAG || tp == REQ_TYPE_CHECKSUM
+    tp == REQ_TYPE_DAG || tp == REQ_TYPE_CHECKSUM || tp == REQ_TYPE_ANALYZE
 }
 
 /// Upstream's log tag: `{dag|analyze|checksum} ks{keyspace}:{region}:{epoch}:{start_ts}`.
