@@ -251,8 +251,16 @@ fn malformed_requests_get_errors() {
     assert!(
         error_of(&engine.handle(&garbage, &mut s.scanner())).contains("undecodable DAGRequest")
     );
+    // An analyze request without its sub-request is the analyze code's error; an unknown
+    // type is refused by name.
     let analyze = coprocessor::Request { tp: 104, ..Default::default() };
-    assert!(engine.handle(&analyze, &mut s.scanner()).other_error.contains("104"));
+    let e = engine.handle(&analyze, &mut s.scanner()).other_error;
+    assert!(e.starts_with("analyze request (tp 104): "), "{e}");
+    let unknown = coprocessor::Request { tp: 300, ..Default::default() };
+    assert_eq!(
+        engine.handle(&unknown, &mut s.scanner()).other_error,
+        "unsupported coprocessor request type 300"
+    );
     // No executors, body-less scans, an unknown executor.
     let cases = [
         (dag(vec![], vec![], false), "no executors"),

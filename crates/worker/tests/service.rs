@@ -378,16 +378,16 @@ async fn coprocessor_errors_are_500_with_a_protobuf_body_when_accepted() {
     let shard = build_shard(Arc::clone(&store)).await;
     let handle = start(test_config(), Arc::clone(&store), 1 << 30, 8 << 30).await;
     let addr = handle.local_addr();
-    // An analyze request: the worker serves DAGs only.
+    // A request type the worker does not serve (it serves DAG, analyze and checksum).
     let mut req = cop_request(&agg_dag());
-    req.tp = rcop_proto::REQ_TYPE_ANALYZE;
+    req.tp = 999;
     let body = export(&shard, &req);
 
     let pb = post(addr, body.clone(), true).await;
     assert_eq!(pb.status, 500);
     assert_eq!(pb.content_type.as_deref(), Some(rcop_wire::CONTENT_TYPE_PROTOBUF));
     let resp = decode_response(&pb.body);
-    assert_eq!(resp.other_error, "unsupported coprocessor request type 104");
+    assert_eq!(resp.other_error, "unsupported coprocessor request type 999");
 
     let text = post(addr, body, false).await;
     assert_eq!(text.status, 500);
