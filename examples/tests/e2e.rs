@@ -458,3 +458,69 @@ async fn workers_read_recent_files_from_the_nodes_remote_cache() {
     w.shutdown().await.unwrap();
     w2.shutdown().await.unwrap();
 }
+
+/// An analyze request (tp 104, full sampling as current TiDB sends it) goes to
+/// `remote-worker-addr` and answers what the node computes itself: the same row count, null
+/// counts, total sizes and FM sketches (the samples are random on both sides), samples of the
+/// requested size.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn analyze_goes_to_the_remote_worker_addr_and_its_statistics_equal_local() {
+    use rcop_proto::tipb;
+    let dir = tempfile::tempdir().unwrap();
+    let dfs = s3_endpoint(dir.path()).await;
+    let w = worker(&dfs, None).await;
+    let url = format!("http://{}", w.local_addr());
+    let node = Arc::new(common::node_with(&dfs, &format!("remote-worker-addr = \"{url}\"")).await);
+    let col = |id: i64, tp: i32, flen: i32, decimal: i32, collation: i32| tipb::ColumnInfo {
+        column_id: Some(id),
+        tp: Some(tp),
+        column_len: Some(flen),
+        decimal: Some(decimal),
+        collation: Some(collation),
+        flag: Some(1),
+        ..Default::default()
+    };
+    let analyze = tipb::AnalyzeReq {
+        tp: Some(tipb::AnalyzeType::TypeFullSampling as i32),
+        col_req: Some(tipb::AnalyzeColumnsReq {
+            sample_size: Some(500),
+            sketch_size: Some(10_000),
+            columns_info: vec![
+                col(1, 8, 20, 0, 63),   // l_orderkey BIGINT
+                col(5, 246, 15, 2, 63), // l_quantity DECIMAL(15,2)
+                col(9, 254, 1, 0, -46), // l_returnflag CHAR(1)
+            ],
+            column_groups: vec![tipb::AnalyzeColumnGroup {
+                column_offsets: vec![0, 2],
+                prefix_lengths: vec![],
+            }],
+            version: Some(2),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let prefix = rcop_examples::tpch::keyspace_prefix(1).unwrap();
+    let mut req = dags::request(&dags::q6().unwrap(), 1, &prefix, 1, dags::tso_now());
+    req.tp = rcop_proto::REQ_TYPE_ANALYZE;
+    req.data = prost::Message::encode_to_vec(&analyze).into();
+    let (resp, path, _) = node.handle(req.clone()).await;
+    assert!(matches!(path, Path::Remote { attempts: 1, .. }), "{path}");
+    assert!(resp.other_error.is_empty(), "{}", resp.other_error);
+    let n = Arc::clone(&node);
+    let local = tokio::task::spawn_blocking(move || n.execute_local(&req)).await.unwrap();
+    assert!(local.other_error.is_empty(), "{}", local.other_error);
+    let stats = |data: &bytes::Bytes| {
+        let r: tipb::AnalyzeColumnsResp = prost::Message::decode(data.clone()).unwrap();
+        r.row_collector.unwrap()
+    };
+    let (remote, local) = (stats(&resp.data), stats(&local.data));
+    let rows = node.info().tables[0].rows;
+    assert_eq!(remote.count, Some(rows as i64));
+    assert_eq!(remote.count, local.count);
+    assert_eq!(remote.null_counts, local.null_counts);
+    assert_eq!(remote.total_size, local.total_size);
+    assert_eq!(remote.fm_sketch, local.fm_sketch);
+    assert_eq!(remote.samples.len(), 500);
+    assert_eq!(local.samples.len(), 500);
+    w.shutdown().await.unwrap();
+}

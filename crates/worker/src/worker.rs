@@ -982,12 +982,15 @@ fn exec_details(
         time_detail: Some(kvrpcpb::TimeDetail {
             wait_wall_time_ms: ms(t.permit_wait),
             process_wall_time_ms: ms(t.process),
-            kv_read_wall_time_ms: 0,
+            // The worker reads its KV data while rebuilding the snapshot (object store,
+            // caches, decompression); the scan then reads pinned memory.
+            kv_read_wall_time_ms: ms(t.snapshot),
             total_rpc_wall_time_ns: ns(total),
         }),
         time_detail_v2: Some(kvrpcpb::TimeDetailV2 {
             wait_wall_time_ns: ns(t.permit_wait),
             process_wall_time_ns: ns(t.process),
+            kv_read_wall_time_ns: ns(t.snapshot),
             total_rpc_wall_time_ns: ns(total),
             ..Default::default()
         }),

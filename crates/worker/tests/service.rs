@@ -646,6 +646,9 @@ async fn checksum_requests_match_an_independent_crc_of_the_visible_rows() {
     let scan = resp.exec_details_v2.as_ref().and_then(|d| d.scan_detail_v2).unwrap();
     assert_eq!((scan.total_versions, scan.processed_versions), (1000, kvs));
     assert_eq!(scan.total_versions_size, bytes + 9 * record_key(1).len() as u64);
+    let time = resp.exec_details_v2.as_ref().and_then(|d| d.time_detail_v2).unwrap();
+    assert!(time.kv_read_wall_time_ns > 0, "the snapshot rebuild is the KV read: {time:?}");
+    assert!(time.kv_read_wall_time_ns <= time.total_rpc_wall_time_ns);
 
     // A rewrite rule whose new prefix the keys do not carry is the caller's error.
     let rule = tipb::ChecksumRewriteRule {
