@@ -27,20 +27,19 @@ use hyper_util::rt::TokioIo;
 use prometheus::Registry;
 use prost::Message;
 use rcop_offload::{
-    BoxFuture, Config, Dispatch, Error, ManualClock, Offloader, RemoteError, Resolver, RoutingKey,
+    BoxFuture, Dispatch, Error, ManualClock, Offloader, RemoteError, Resolver, RoutingKey,
     SnapshotSource, SourceError, rendezvous_order,
 };
 use rcop_proto::coprocessor::{KeyRange, Request, Response};
 use rcop_proto::enginepb::ChangeSet;
-use rcop_proto::kvrpcpb::Context;
-use rcop_proto::tipb::{ColumnInfo, DagRequest, ExecType, Executor, TableScan};
 use rcop_wire::MemDataWriter;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 use tokio_rustls::TlsAcceptor;
 
-const NOW_MS: u64 = 1_700_000_000_000;
+mod common;
+use common::{NOW_MS, config, dag_request};
 const NAME: &str = "workers.rcop.test";
 
 /// A resolver answering each name with what the test last set; counts its calls.
@@ -198,57 +197,9 @@ impl SnapshotSource for Heavy {
     }
 }
 
-fn request(shard_id: u64) -> Request {
-    let dag = DagRequest {
-        executors: vec![Executor {
-            tp: Some(ExecType::TypeTableScan as i32),
-            tbl_scan: Some(TableScan {
-                table_id: Some(1),
-                columns: vec![ColumnInfo {
-                    column_id: Some(1),
-                    tp: Some(8),
-                    ..ColumnInfo::default()
-                }],
-                ..TableScan::default()
-            }),
-            ..Executor::default()
-        }],
-        ..DagRequest::default()
-    };
-    Request {
-        context: Some(Context {
-            region_id: shard_id,
-            keyspace_id: Some(1),
-            max_execution_duration_ms: 10_000,
-            ..Context::default()
-        }),
-        tp: rcop_proto::REQ_TYPE_DAG,
-        data: dag.encode_to_vec().into(),
-        start_ts: NOW_MS << 18,
-        ranges: vec![KeyRange {
-            start: b"x\0\0\x01t".to_vec().into(),
-            end: b"x\0\0\x01u".to_vec().into(),
-        }],
-        paging_size: 128,
-        ..Request::default()
-    }
-}
-
-fn config(urls: &[&str], extra: &str) -> Config {
-    let list: Vec<String> = urls.iter().map(|u| format!("{u:?}")).collect();
-    Config::from_toml_str(&format!(
-        "remote-coprocessor-addr = [{}]\n\
-         remote-coprocessor-backoff-base = \"20ms\"\n\
-         remote-coprocessor-backoff-max = \"80ms\"\n\
-         remote-coprocessor-connect-timeout = \"500ms\"\n{extra}",
-        list.join(", ")
-    ))
-    .unwrap()
-}
-
 /// The worker URL that answered, and its data, of a dispatch that got an answer.
 async fn answered_by(o: &Offloader, shard: u64) -> (String, String) {
-    match o.dispatch(&request(shard), &Heavy).await {
+    match o.dispatch(&dag_request(shard, 10_000), &Heavy).await {
         Dispatch::Respond { answer, worker: Some(worker), .. } => {
             let data = String::from_utf8(answer.response().data.to_vec()).unwrap();
             (worker.to_string(), data)
@@ -532,7 +483,7 @@ async fn https_addresses_are_verified_against_the_name() {
         .tls_config(client_tls)
         .build()
         .unwrap();
-    match literal.dispatch(&request(1), &Heavy).await {
+    match literal.dispatch(&dag_request(1, 10_000), &Heavy).await {
         Dispatch::FallbackLocal { error: RemoteError::AllWorkersFailed { last, .. }, .. } => {
             assert!(matches!(*last, RemoteError::Network { .. }), "{last:?}");
         }

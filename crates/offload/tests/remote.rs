@@ -27,8 +27,7 @@ use rcop_offload::{
 use rcop_proto::coprocessor::{KeyRange, Request, Response};
 use rcop_proto::enginepb::ChangeSet;
 use rcop_proto::errorpb;
-use rcop_proto::kvrpcpb::{Context, ExecDetailsV2, LockInfo, ScanDetailV2};
-use rcop_proto::tipb::{ColumnInfo, DagRequest, ExecType, Executor, TableScan};
+use rcop_proto::kvrpcpb::{ExecDetailsV2, LockInfo, ScanDetailV2};
 use rcop_wire::{Envelope, MemDataWriter};
 use std::time::Instant;
 use tokio::net::TcpListener;
@@ -37,7 +36,8 @@ use tokio_rustls::TlsAcceptor;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use tokio_rustls::rustls::{self, ClientConfig, RootCertStore, ServerConfig};
 
-const NOW_MS: u64 = 1_700_000_000_000;
+mod common;
+use common::{NOW_MS, config, dag_request};
 
 /// What a test worker answers.
 #[derive(Clone, Debug)]
@@ -200,54 +200,6 @@ impl SnapshotSource for Heavy {
         mem_data.push(b"x\0\0\x01t_r1", 10, 11, b"value");
         Ok(ChangeSet { shard_id: 7, ..ChangeSet::default() })
     }
-}
-
-fn dag_request(shard_id: u64, timeout_ms: u64) -> Request {
-    let dag = DagRequest {
-        executors: vec![Executor {
-            tp: Some(ExecType::TypeTableScan as i32),
-            tbl_scan: Some(TableScan {
-                table_id: Some(1),
-                columns: vec![ColumnInfo {
-                    column_id: Some(1),
-                    tp: Some(8),
-                    ..ColumnInfo::default()
-                }],
-                ..TableScan::default()
-            }),
-            ..Executor::default()
-        }],
-        ..DagRequest::default()
-    };
-    Request {
-        context: Some(Context {
-            region_id: shard_id,
-            keyspace_id: Some(1),
-            max_execution_duration_ms: timeout_ms,
-            ..Context::default()
-        }),
-        tp: rcop_proto::REQ_TYPE_DAG,
-        data: dag.encode_to_vec().into(),
-        start_ts: NOW_MS << 18,
-        ranges: vec![KeyRange {
-            start: b"x\0\0\x01t".to_vec().into(),
-            end: b"x\0\0\x01u".to_vec().into(),
-        }],
-        paging_size: 128,
-        ..Request::default()
-    }
-}
-
-fn config(urls: &[&str], extra: &str) -> Config {
-    let list: Vec<String> = urls.iter().map(|u| format!("{u:?}")).collect();
-    Config::from_toml_str(&format!(
-        "remote-coprocessor-addr = [{}]\n\
-         remote-coprocessor-backoff-base = \"20ms\"\n\
-         remote-coprocessor-backoff-max = \"80ms\"\n\
-         remote-coprocessor-connect-timeout = \"500ms\"\n{extra}",
-        list.join(", ")
-    ))
-    .unwrap()
 }
 
 fn build(config: Config, registry: &Registry) -> Offloader {

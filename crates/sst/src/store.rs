@@ -444,10 +444,14 @@ impl SstStore {
 
     /// Uploads file `id`.
     pub async fn put(&self, id: FileId, data: Bytes) -> Result<()> {
+        self.put_at(&self.path(id), id, data).await
+    }
+
+    async fn put_at(&self, path: &Path, id: FileId, data: Bytes) -> Result<()> {
         self.puts.fetch_add(1, Ordering::Relaxed);
         let len = data.len() as u64;
         let started = std::time::Instant::now();
-        let result = self.store.put(&self.path(id), data.into()).await;
+        let result = self.store.put(path, data.into()).await;
         self.put_latency.observe(started.elapsed());
         match result {
             Ok(_) => {
@@ -456,7 +460,7 @@ impl SstStore {
             }
             Err(e) => {
                 self.put_errors.fetch_add(1, Ordering::Relaxed);
-                Err(map_error(id, &self.object_key(id), e))
+                Err(map_error(id, path.as_ref(), e))
             }
         }
     }
@@ -492,22 +496,8 @@ impl SstStore {
 
     /// Uploads transaction chunk `id` (`{prefix}/txn/{xx}/{id:016x}.txn`).
     pub async fn put_txn_chunk(&self, id: u64, data: Bytes) -> Result<()> {
-        self.puts.fetch_add(1, Ordering::Relaxed);
-        let len = data.len() as u64;
         let path = Path::from(crate::txn::txn_chunk_key(&self.prefix, id));
-        let started = std::time::Instant::now();
-        let result = self.store.put(&path, data.into()).await;
-        self.put_latency.observe(started.elapsed());
-        match result {
-            Ok(_) => {
-                self.bytes_written.fetch_add(len, Ordering::Relaxed);
-                Ok(())
-            }
-            Err(e) => {
-                self.put_errors.fetch_add(1, Ordering::Relaxed);
-                Err(map_error(FileId(id), path.as_ref(), e))
-            }
-        }
+        self.put_at(&path, FileId(id), data).await
     }
 
     /// Reads transaction chunk `id` whole. Its footer is read first: `admit` gets the chunk's

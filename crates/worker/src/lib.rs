@@ -80,7 +80,7 @@ pub use config::{
 pub use error::{Error, Result};
 #[cfg(feature = "grpc")]
 pub use grpc::{CopService, DelegateClient, DelegateOutcome, GrpcHandle, GrpcServer};
-pub use metrics::WorkerMetrics;
+pub use metrics::{MAX_KEYSPACE_LABELS, StorageCollector, WorkerMetrics};
 #[cfg(feature = "pd")]
 pub use pd::PdResolver;
 #[cfg(feature = "server")]
