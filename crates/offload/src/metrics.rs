@@ -29,6 +29,8 @@ pub struct Metrics {
     /// `rcop_offload_workers`: workers in the current set (each address of a discovered DNS
     /// name counts once).
     pub workers: IntGauge,
+    /// `rcop_offload_stats_workers`: the same for `remote-worker-addr` (analyze, checksum).
+    pub stats_workers: IntGauge,
     /// `rcop_offload_worker_resolve_errors_total{reason="error"|"timeout"|"empty"}`: worker
     /// names whose answer was not used in a discovery round (their last addresses stay).
     pub worker_resolve_errors: IntCounterVec,
@@ -43,10 +45,17 @@ pub const METRIC_NAMES: &[&str] = &[
     "rcop_offload_local_total",
     "rcop_offload_resumed_pages_total",
     "rcop_offload_workers",
+    "rcop_offload_stats_workers",
     "rcop_offload_worker_resolve_errors_total",
 ];
 
 impl Metrics {
+    /// These metrics for the client of `remote-worker-addr`: its worker count goes to
+    /// `rcop_offload_stats_workers`; everything else is shared.
+    pub(crate) fn for_stats_workers(&self) -> Metrics {
+        Metrics { workers: self.stats_workers.clone(), ..self.clone() }
+    }
+
     /// Creates the metrics and registers them on `registry`.
     ///
     /// # Errors
@@ -82,6 +91,10 @@ impl Metrics {
             "Pages fetched after the first to answer non-paging requests whole",
         )?;
         let workers = IntGauge::new("rcop_offload_workers", "Workers in the current set")?;
+        let stats_workers = IntGauge::new(
+            "rcop_offload_stats_workers",
+            "Workers of remote-worker-addr (analyze and checksum) in the current set",
+        )?;
         let worker_resolve_errors = IntCounterVec::new(
             Opts::new(
                 "rcop_offload_worker_resolve_errors_total",
@@ -100,6 +113,7 @@ impl Metrics {
         registry.register(Box::new(local.clone()))?;
         registry.register(Box::new(resumed_pages.clone()))?;
         registry.register(Box::new(workers.clone()))?;
+        registry.register(Box::new(stats_workers.clone()))?;
         registry.register(Box::new(worker_resolve_errors.clone()))?;
         Ok(Metrics {
             estimate_blocks,
@@ -109,6 +123,7 @@ impl Metrics {
             local,
             resumed_pages,
             workers,
+            stats_workers,
             worker_resolve_errors,
         })
     }

@@ -236,13 +236,13 @@ impl<'r> Builder<'r> {
         };
         let metrics = self.registry.map(Metrics::register).transpose()?;
         // One client per worker list (DAGs; analyze and checksum), over one transport.
-        let make = |config: &Config| -> Result<RemoteClient, Error> {
+        let make = |config: &Config, metrics: Option<Metrics>| -> Result<RemoteClient, Error> {
             let mut client = RemoteClient::new(config, Arc::clone(&transport))?;
             if let Some(signer) = &self.signer {
                 client.set_signer(Arc::clone(signer));
             }
-            if let Some(m) = &metrics {
-                client.set_metrics(m.clone());
+            if let Some(m) = metrics {
+                client.set_metrics(m);
             }
             #[cfg(feature = "http-client")]
             if let Some(resolver) = &resolver {
@@ -250,8 +250,11 @@ impl<'r> Builder<'r> {
             }
             Ok(client)
         };
-        let client = make(&self.config)?;
-        let stats_client = make(&self.config.stats_worker_config())?;
+        let client = make(&self.config, metrics.clone())?;
+        let stats_client = make(
+            &self.config.stats_worker_config(),
+            metrics.as_ref().map(Metrics::for_stats_workers),
+        )?;
         Ok(Offloader {
             settings: Swap::new(Settings::from_config(&self.config)),
             stats: PatternStats::new(),

@@ -434,6 +434,25 @@ fn eligibility() {
         plan(&o, &versioned, &src).decision,
         Decision::Local(LocalReason::UnservedField { field: "versioned ranges" })
     );
+    // Each list has its own worker gauge.
+    let registry = prometheus::Registry::new();
+    let config = Config::from_toml_str(
+        "remote-coprocessor-addr = [\"http://127.0.0.1:1\", \"http://127.0.0.1:2\"]\n\
+         remote-worker-addr = \"http://127.0.0.1:3\"",
+    )
+    .unwrap();
+    let _o = Offloader::builder(config).registry(&registry).build().unwrap();
+    let gauge = |name: &str| {
+        registry
+            .gather()
+            .iter()
+            .find(|f| f.name() == name)
+            .map(|f| f.get_metric()[0].get_gauge().get_value())
+    };
+    assert_eq!(
+        (gauge("rcop_offload_workers"), gauge("rcop_offload_stats_workers")),
+        (Some(2.0), Some(1.0))
+    );
     // Their deadline without `max_execution_duration_ms` is upstream's 5 minutes.
     let now = std::time::Instant::now();
     assert_eq!(stats.deadline_of(&checksum, now), now + rcop_offload::STATS_REQUEST_TIMEOUT);
