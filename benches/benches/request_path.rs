@@ -1,0 +1,102 @@
+//! The remote coprocessor's request path in one process, part by part, against the engine
+//! alone over the same rows (the baseline a worker's overhead is read against):
+//!
+//! - `engine/{q}`: the engine over the storage node's own snapshot;
+//! - `node/plan/{q}`: the offload decision (capability check, block-size estimate);
+//! - `node/prepare/{q}`: lock checks, the export of the memtable rows and the envelope;
+//! - `worker/warm/{q}`: `Worker::handle_coprocessor` on that envelope, caches warm (decode,
+//!   admission, rebuild plan, reservation, fetch from the block cache, execution, encoding);
+//! - `worker/cold/{q}`: the same with empty caches, every block read from the (in-memory)
+//!   object store and decompressed.
+//!
+//! Lineitem in the `rowid` schema at `RCOP_BENCH_SF` (default 0.01), the newest 1,000 rows
+//! in the memtable.
+//!
+//! ```text
+//! cargo bench -p rcop-benches --bench request_path
+//! RCOP_BENCH_SF=0.1 cargo bench -p rcop-benches --bench request_path -- worker/warm
+//! ```
+
+#![expect(clippy::expect_used, reason = "benchmark fixtures are known-valid")]
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use rcop_benches::{KEYSPACE, load, runtime, scale_factor};
+use rcop_examples::dags;
+use rcop_examples::tpch::{self, LoadOptions};
+use rcop_exec::{Engine, EngineConfig};
+use rcop_limiter::ManualMemoryProbe;
+use rcop_offload::{Config, Offloader, ShardSource};
+use rcop_worker::{SnapScan, Worker, WorkerConfig};
+
+fn worker(store: &Arc<rcop_sst::SstStore>) -> Worker {
+    let config = WorkerConfig::from_toml("cop-block-cache-size = \"512MiB\"").expect("config");
+    Worker::builder(config)
+        .store(Arc::clone(store))
+        .memory_probe(Arc::new(ManualMemoryProbe::new(1 << 30, 16 << 30)))
+        .cores(1)
+        .build()
+        .expect("worker")
+}
+
+fn bench(c: &mut Criterion) {
+    let rt = runtime();
+    let loaded = load(&["lineitem"], scale_factor(), 1_000, &LoadOptions::default());
+    let prefix = tpch::keyspace_prefix(KEYSPACE).expect("prefix");
+    let offloader = Offloader::builder(
+        Config::from_toml_str(
+            "remote-coprocessor-addr = \"http://127.0.0.1:1\"\n\
+             remote-coprocessor-min-blocks-size = \"1KiB\"",
+        )
+        .expect("config"),
+    )
+    .build()
+    .expect("offloader");
+    let source = ShardSource::new(&loaded.shard);
+    let engine = Engine::new(EngineConfig::default());
+    let warm = worker(&loaded.store);
+    let mut group = c.benchmark_group("request_path");
+    for query in [dags::q1().expect("q1"), dags::q6().expect("q6")] {
+        let req = dags::request(&query, KEYSPACE, &prefix, u64::from(KEYSPACE), loaded.read_ts);
+        let name = query.name.to_lowercase();
+        let snap = loaded.shard.snapshot();
+        let local = || {
+            let mut scan = SnapScan::new(snap.scanner(req.start_ts));
+            let resp = engine.handle(&req, &mut scan);
+            (resp, scan.stats())
+        };
+        let (expected, stats) = local();
+        group.throughput(Throughput::Elements(stats.keys_seen.max(1)));
+        group.bench_function(format!("engine/{name}"), |b| b.iter(local));
+        group.bench_function(format!("node/plan/{name}"), |b| {
+            b.iter(|| offloader.plan(&req, &source).expect("plan"))
+        });
+        let deadline = || Instant::now() + Duration::from_secs(60);
+        group.bench_function(format!("node/prepare/{name}"), |b| {
+            b.iter(|| offloader.prepare(&req, &source, deadline()).expect("prepare"))
+        });
+        let body = offloader.prepare(&req, &source, deadline()).expect("prepare").envelope;
+        // The worker answers what the node would (checked once, outside the measurement).
+        let reply = rt.block_on(warm.handle_coprocessor(body.clone(), true));
+        assert_eq!(reply.status, 200, "{:?}", String::from_utf8_lossy(&reply.body));
+        let answered: rcop_proto::coprocessor::Response =
+            prost::Message::decode(reply.body.clone()).expect("response");
+        assert_eq!(answered.data, expected.data, "{name}: worker differs from the engine");
+        group.bench_function(format!("worker/warm/{name}"), |b| {
+            b.iter(|| rt.block_on(warm.handle_coprocessor(body.clone(), true)))
+        });
+        group.bench_function(format!("worker/cold/{name}"), |b| {
+            b.iter_batched(
+                || worker(&loaded.store),
+                |cold| rt.block_on(cold.handle_coprocessor(body.clone(), true)),
+                BatchSize::PerIteration,
+            )
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
