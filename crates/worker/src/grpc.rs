@@ -360,7 +360,7 @@ impl Worker {
         let span =
             tracing::info_span!("remote_cop", tag = request_tag(&req).as_str(), path = PATH_GRPC);
         let resp = self.delegated(req, client, received).instrument(span).await;
-        drop(processing);
+        processing.finish();
         metrics
             .request_duration()
             .with_label_values(&[PATH_GRPC])

@@ -575,18 +575,19 @@ impl WorkerMetrics {
     }
 
     /// Counts a request in the processing gauge until the guard is dropped (also when the
-    /// request's future is dropped half way).
+    /// request's future is dropped half way, which counts the request as cancelled unless
+    /// [`ProcessingGuard::finish`] ran: its client went away, at whatever step it was).
     pub(crate) fn processing_guard(&self) -> ProcessingGuard {
         self.processing.inc();
-        ProcessingGuard(self.processing.clone())
+        ProcessingGuard {
+            processing: self.processing.clone(),
+            cancelled: self.cancelled.clone(),
+            finished: false,
+        }
     }
 
     pub(crate) fn set_ready(&self, ready: bool) {
         self.ready.set(i64::from(ready));
-    }
-
-    pub(crate) fn cancelled(&self) -> &IntCounter {
-        &self.cancelled
     }
 
     pub(crate) fn auth_refused(&self, e: &rcop_tls::AuthError) {
@@ -605,13 +606,28 @@ impl WorkerMetrics {
     }
 }
 
-/// Decrements the processing gauge when dropped.
+/// Decrements the processing gauge when dropped; counts a cancellation when dropped before
+/// [`finish`](Self::finish).
 #[derive(Debug)]
-pub(crate) struct ProcessingGuard(IntGauge);
+pub(crate) struct ProcessingGuard {
+    processing: IntGauge,
+    cancelled: IntCounter,
+    finished: bool,
+}
+
+impl ProcessingGuard {
+    /// The request has its answer: dropping the guard no longer counts a cancellation.
+    pub(crate) fn finish(mut self) {
+        self.finished = true;
+    }
+}
 
 impl Drop for ProcessingGuard {
     fn drop(&mut self) {
-        self.0.dec();
+        self.processing.dec();
+        if !self.finished {
+            self.cancelled.inc();
+        }
     }
 }
 
@@ -718,5 +734,21 @@ mod tests {
         let series =
             text.lines().filter(|l| l.starts_with("rcop_worker_keyspace_requests_total{")).count();
         assert_eq!(series, MAX_KEYSPACE_LABELS + 1);
+    }
+
+    #[test]
+    fn a_request_dropped_before_its_answer_counts_as_cancelled() {
+        let m = WorkerMetrics::new().unwrap();
+        m.processing_guard().finish();
+        let g = m.processing_guard();
+        assert!(
+            String::from_utf8(m.encode_text())
+                .unwrap()
+                .contains("tikv_worker_remote_cop_processing_requests_counter 1")
+        );
+        drop(g);
+        let text = String::from_utf8(m.encode_text()).unwrap();
+        assert!(text.contains("rcop_worker_cancelled_requests_total 1"), "{text}");
+        assert!(text.contains("tikv_worker_remote_cop_processing_requests_counter 0"));
     }
 }

@@ -445,15 +445,14 @@ pub(crate) fn request_timeout(req: &coprocessor::Request, cap: Duration) -> Dura
 /// check and stops.
 struct CancelOnDrop {
     flag: Arc<std::sync::atomic::AtomicBool>,
-    metrics: WorkerMetrics,
     done: bool,
 }
 
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
+        // The request's `ProcessingGuard` counts the cancellation.
         if !self.done {
             self.flag.store(true, std::sync::atomic::Ordering::Relaxed);
-            self.metrics.cancelled().inc();
         }
     }
 }
@@ -586,12 +585,13 @@ impl Worker {
     /// of the [`Error`] ([`Error::status`]) with a text body.
     pub async fn handle_request(&self, request: CopRequest) -> Reply {
         let received = Instant::now();
-        let _processing = self.metrics.processing_guard();
+        let processing = self.metrics.processing_guard();
         // The tag is known once the request decodes; failures after that log inside the span.
         let span = tracing::info_span!("remote_cop", tag = tracing::field::Empty);
         let accepts_protobuf = request.accepts_protobuf;
         let result =
             self.process(request, received, accepts_protobuf, &span).instrument(span.clone()).await;
+        processing.finish();
         let _entered = span.enter();
         let reply = match result {
             Ok(reply) => reply,
@@ -702,11 +702,7 @@ impl Worker {
         let timeout = request_timeout(&req, self.config.max_execution_duration.0);
         let deadline = received + timeout;
         let cancelled = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let mut guard = CancelOnDrop {
-            flag: Arc::clone(&cancelled),
-            metrics: self.metrics.clone(),
-            done: false,
-        };
+        let mut guard = CancelOnDrop { flag: Arc::clone(&cancelled), done: false };
         let (mem_data, change_set) = off_runtime(move |_| decode()).await??;
 
         let permit = self.limiter.admit(KeyspaceId(keyspace), deadline).await?;
