@@ -526,20 +526,17 @@ impl SstStore {
             ));
         }
         admit(size)?;
-        let (head, start, _) =
-            self.get_at(&path, fid, Some(GetRange::Bounded(0..size - footer))).await?;
-        if start != 0 || head.len() as u64 != size - footer {
+        // One read of the whole object (no copy); it must be the size the footer read gave.
+        let (whole, _, _) = self.get_at(&path, fid, None).await?;
+        if whole.len() as u64 != size {
             return Err(Error::corrupt(
                 fid,
                 0,
                 crate::error::CorruptKind::Truncated,
-                "txn chunk read returned fewer bytes than its size",
+                "txn chunk read returned other bytes than its size",
             ));
         }
-        let mut whole = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-        whole.extend_from_slice(&head);
-        whole.extend_from_slice(&tail);
-        Ok(Bytes::from(whole))
+        Ok(whole)
     }
 
     async fn get(&self, id: FileId, range: Option<GetRange>) -> Result<(Bytes, u64, u64)> {

@@ -277,7 +277,9 @@ impl TxnChunk {
         &self,
         mut f: impl FnMut(TxnEntry) -> std::result::Result<(), E>,
     ) -> std::result::Result<(), E> {
-        let mut prev: Option<Vec<u8>> = None;
+        // The previous entry's key (empty before the first: every key is greater).
+        let mut prev: Vec<u8> = Vec::new();
+        let mut first_entry = true;
         for (i, &(start, end)) in self.blocks.iter().enumerate() {
             let content =
                 checked(self.id, &self.data[start..end], start, self.checksum, "data block")?;
@@ -320,7 +322,7 @@ impl TxnChunk {
                 let mut key = Vec::with_capacity(prefix.len() + suffix.len());
                 key.extend_from_slice(prefix);
                 key.extend_from_slice(suffix);
-                let ordered = prev.as_ref().is_none_or(|p| *p < key);
+                let ordered = first_entry || prev < key;
                 if !ordered
                     || (j == 0 && key.as_slice() != first.as_ref())
                     || key.as_slice() > self.biggest.as_ref()
@@ -333,7 +335,9 @@ impl TxnChunk {
                     )
                     .into());
                 }
-                prev = Some(key.clone());
+                prev.clear();
+                prev.extend_from_slice(&key);
+                first_entry = false;
                 f(TxnEntry { key, op, value })?;
             }
         }

@@ -115,8 +115,12 @@ impl RemoteCache for NodeCache {
         let addr = self.addr.clone();
         let tls = self.connector.tls.clone();
         let metrics = self.connector.metrics.clone();
+        // A ranged read may answer exactly its bytes: a longer body is not read into memory.
+        let limit = end.map_or(MAX_REMOTE_READ, |e| {
+            usize::try_from(e.saturating_sub(start)).unwrap_or(MAX_REMOTE_READ).min(MAX_REMOTE_READ)
+        });
         Box::pin(async move {
-            let got = tokio::time::timeout(REMOTE_CACHE_TIMEOUT, fetch(&addr, &path, tls))
+            let got = tokio::time::timeout(REMOTE_CACHE_TIMEOUT, fetch(&addr, &path, tls, limit))
                 .await
                 .ok()
                 .flatten();
@@ -131,8 +135,14 @@ impl RemoteCache for NodeCache {
     }
 }
 
-/// One `GET` on a new connection; `None` on any failure or a status other than 200.
-async fn fetch(addr: &str, path: &str, tls: Option<Arc<rcop_tls::ClientConfig>>) -> Option<Bytes> {
+/// One `GET` on a new connection; `None` on any failure, a status other than 200 or a body
+/// over `limit` bytes.
+async fn fetch(
+    addr: &str,
+    path: &str,
+    tls: Option<Arc<rcop_tls::ClientConfig>>,
+    limit: usize,
+) -> Option<Bytes> {
     let (host, _) = addr.rsplit_once(':')?;
     let tcp = tokio::net::TcpStream::connect(addr).await.ok()?;
     let _ = tcp.set_nodelay(true);
@@ -145,13 +155,13 @@ async fn fetch(addr: &str, path: &str, tls: Option<Arc<rcop_tls::ClientConfig>>)
             let name = host.trim_start_matches('[').trim_end_matches(']').to_owned();
             let name = rustls::pki_types::ServerName::try_from(name).ok()?;
             let stream = tokio_rustls::TlsConnector::from(tls).connect(name, tcp).await.ok()?;
-            send(TokioIo::new(stream), request).await
+            send(TokioIo::new(stream), request, limit).await
         }
-        None => send(TokioIo::new(tcp), request).await,
+        None => send(TokioIo::new(tcp), request, limit).await,
     }
 }
 
-async fn send<I>(io: I, request: hyper::Request<Empty<Bytes>>) -> Option<Bytes>
+async fn send<I>(io: I, request: hyper::Request<Empty<Bytes>>, limit: usize) -> Option<Bytes>
 where
     I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
 {
@@ -159,11 +169,7 @@ where
     let conn = tokio::spawn(conn);
     let response = sender.send_request(request).await.ok()?;
     let answer = if response.status() == hyper::StatusCode::OK {
-        Limited::new(response.into_body(), MAX_REMOTE_READ)
-            .collect()
-            .await
-            .ok()
-            .map(|b| b.to_bytes())
+        Limited::new(response.into_body(), limit).collect().await.ok().map(|b| b.to_bytes())
     } else {
         None
     };
