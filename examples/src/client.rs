@@ -15,7 +15,7 @@ use rcop_proto::coprocessor;
 
 use crate::dag_json::{self, DagFile, RangeSpec};
 use crate::tpch::{self, pushdowns, schema};
-use crate::{LINEITEM_TABLE_ID, NodeInfo, dags};
+use crate::{NodeInfo, dags};
 
 /// An HTTP answer: status, headers (lower-case names) and body.
 #[derive(Debug, Clone)]
@@ -194,6 +194,14 @@ fn example(name: &str) -> Result<Option<dags::Query>> {
     })
 }
 
+/// An example's handle range as a JSON-form range (none: the whole table).
+fn example_ranges(q: &dags::Query) -> Vec<RangeSpec> {
+    match q.handles {
+        Some((first, last)) => vec![RangeSpec::Handles(first, last.saturating_add(1))],
+        None => Vec::new(),
+    }
+}
+
 /// The names `rcop query … tpch NAME` accepts for what `info` loaded.
 pub fn available(info: &NodeInfo) -> Result<Vec<String>> {
     let mut out = Vec::new();
@@ -247,17 +255,9 @@ pub fn resolve(name: &str, info: &NodeInfo) -> Result<Vec<Prepared>> {
     let prefix = tpch::keyspace_prefix(info.keyspace_id)?;
     let rowid = info.tables.iter().any(|t| t.schema == "rowid" && t.table == "lineitem");
     if rowid && let Some(q) = example(&lower)? {
-        let ranges = match q.handles {
-            Some((first, last)) => vec![RangeSpec::Handles(first, last.saturating_add(1))],
-            None => Vec::new(),
-        };
-        let text = dag_json::to_json(&q.dag, &ranges, &q.columns)?;
+        let text = dag_json::to_json(&q.dag, &example_ranges(&q), &q.columns)?;
         let file = dag_json::parse(&text)?;
         let key_ranges = dag_json::key_ranges(&file, &prefix)?;
-        debug_assert_eq!(
-            file.dag.executors[0].tbl_scan.as_ref().and_then(|s| s.table_id),
-            Some(LINEITEM_TABLE_ID)
-        );
         return Ok(vec![Prepared {
             name: q.name.to_owned(),
             sql: q.sql.to_owned(),
@@ -321,11 +321,7 @@ pub fn resolve(name: &str, info: &NodeInfo) -> Result<Vec<Prepared>> {
 pub fn builtin_json(name: &str) -> Result<String> {
     let lower = name.to_ascii_lowercase();
     if let Some(q) = example(&lower)? {
-        let ranges = match q.handles {
-            Some((first, last)) => vec![RangeSpec::Handles(first, last.saturating_add(1))],
-            None => Vec::new(),
-        };
-        return dag_json::to_json(&q.dag, &ranges, &q.columns);
+        return dag_json::to_json(&q.dag, &example_ranges(&q), &q.columns);
     }
     for task in pushdowns::all()? {
         if task.name == lower {
