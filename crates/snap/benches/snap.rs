@@ -58,12 +58,13 @@ fn reader(store: Arc<SstStore>) -> SstReader {
     )
 }
 
-/// A shard with `n` keys in L2, every other key rewritten in L1 and every 16th in the
-/// memtable; exported at ts 100.
+/// A shard with `n` keys in L2 and, when `overlap`, every other key rewritten in L1 and
+/// every 16th in the memtable; exported at ts 100.
 fn shard_fixture(
     rt: &tokio::runtime::Runtime,
     n: u32,
     store: Arc<SstStore>,
+    overlap: bool,
 ) -> (Shard, MemData, ChangeSet) {
     let mut cfg = ShardConfig::new(1, PREFIX, END, 4).unwrap();
     cfg.max_table_size = 2 << 20;
@@ -75,6 +76,9 @@ fn shard_fixture(
         shard.flush().await.unwrap();
         shard.compact(0).await.unwrap();
         shard.compact(1).await.unwrap();
+        if !overlap {
+            return;
+        }
         for i in (0..n).step_by(2) {
             shard.put(&key(i), 3, 4, &value(i + 1)).unwrap();
         }
@@ -95,34 +99,40 @@ fn scan(c: &mut Criterion) {
     let rt =
         tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
     let n = 200_000;
-    let store = memory_store();
-    let (_shard, mem, cs) = shard_fixture(&rt, n, store.clone());
-    let reader = reader(store);
-    let ranges = full();
-    let snap = rt.block_on(async {
-        let req = RebuildRequest { mem_data: &mem, change_set: &cs, ranges: &ranges, read_ts: 100 };
-        plan_rebuild(&reader, req).await.unwrap().fetch().await.unwrap()
-    });
     let mut g = c.benchmark_group("scan_rebuilt");
     g.throughput(Throughput::Elements(u64::from(n)));
-    g.bench_function("memtable+2 levels, 100-byte rows, batches of 1024", |b| {
-        let mut out = PairBuf::new();
-        b.iter(|| {
-            let mut s = snap.scanner(100);
-            s.start(PREFIX, END, false).unwrap();
-            let mut total = 0;
-            loop {
-                out.clear();
-                let st = s.next_batch(1024, &mut out).unwrap();
-                total += out.len();
-                if st == ScanStatus::Done {
-                    break;
+    for (name, overlap) in [
+        ("memtable+2 levels, 100-byte rows, batches of 1024", true),
+        ("one level, 100-byte rows, batches of 1024", false),
+    ] {
+        let store = memory_store();
+        let (_shard, mem, cs) = shard_fixture(&rt, n, store.clone(), overlap);
+        let reader = reader(store);
+        let ranges = full();
+        let snap = rt.block_on(async {
+            let req =
+                RebuildRequest { mem_data: &mem, change_set: &cs, ranges: &ranges, read_ts: 100 };
+            plan_rebuild(&reader, req).await.unwrap().fetch().await.unwrap()
+        });
+        g.bench_function(name, |b| {
+            let mut out = PairBuf::new();
+            b.iter(|| {
+                let mut s = snap.scanner(100);
+                s.start(PREFIX, END, false).unwrap();
+                let mut total = 0;
+                loop {
+                    out.clear();
+                    let st = s.next_batch(1024, &mut out).unwrap();
+                    total += out.len();
+                    if st == ScanStatus::Done {
+                        break;
+                    }
                 }
-            }
-            assert_eq!(total, n as usize);
-            black_box(total)
-        })
-    });
+                assert_eq!(total, n as usize);
+                black_box(total)
+            })
+        });
+    }
     g.finish();
 }
 

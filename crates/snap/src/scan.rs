@@ -575,6 +575,14 @@ pub struct Scanner<'a, S> {
     /// Outer key of the current key: shard prefix + inner key.
     key: Vec<u8>,
     at: Vec<usize>,
+    /// Fast path of the merge: `Some(i)` when only cursor `i` held the current key and every
+    /// other cursor is at [`fence`](Self::fence) or beyond; until cursor `i` reaches the
+    /// fence it is the only source and the other cursors need not be compared.
+    solo: Option<usize>,
+    /// The nearest key of the cursors other than the `solo` one (`None`: all exhausted).
+    fence: Option<Vec<u8>>,
+    /// Spare buffer for [`fence`](Self::fence), to keep its allocation.
+    fence_buf: Vec<u8>,
     keys_seen: u64,
     /// Key bytes of the keys examined plus value bytes of their visible versions.
     bytes_seen: u64,
@@ -593,6 +601,9 @@ impl<'a, S: BlockSource> Scanner<'a, S> {
             state: State::Idle,
             key: Vec::new(),
             at: Vec::new(),
+            solo: None,
+            fence: None,
+            fence_buf: Vec::new(),
             keys_seen: 0,
             bytes_seen: 0,
             batch_key_limit: u64::MAX,
@@ -639,6 +650,7 @@ impl<'a, S: BlockSource> Scanner<'a, S> {
         self.range = range;
         self.desc = desc;
         self.at.clear();
+        self.solo = None;
         if self.range.is_empty() {
             // Nothing to read; and no source is touched (a worker snapshot has no blocks
             // for an empty range).
@@ -674,6 +686,13 @@ impl<'a, S: BlockSource> Scanner<'a, S> {
             if self.keys_seen - seen_before >= self.batch_key_limit {
                 return Ok(ScanStatus::More);
             }
+            if self.solo.is_some() {
+                let limit = self.batch_key_limit.saturating_sub(self.keys_seen - seen_before);
+                n += self.run_solo(max_pairs - n, limit, out)?;
+                if n >= max_pairs || self.keys_seen - seen_before >= self.batch_key_limit {
+                    continue;
+                }
+            }
             let Some(found) = self.peek()? else {
                 return Ok(ScanStatus::Done);
             };
@@ -691,6 +710,78 @@ impl<'a, S: BlockSource> Scanner<'a, S> {
         Ok(if self.state == State::Done { ScanStatus::Done } else { ScanStatus::More })
     }
 
+    /// The fast path of [`next_batch`](Self::next_batch) while one table cursor is the only
+    /// source before the fence: each key's latest version is read once, in place, and
+    /// appended when visible, with no merge. Stops (returning the pairs appended) at the
+    /// fence, the range's end, `max_pairs`, `max_keys` keys examined, or a key whose latest
+    /// version is newer than the read ts (the merge resolves its older versions).
+    fn run_solo<K: KvSink + ?Sized>(
+        &mut self,
+        max_pairs: usize,
+        max_keys: u64,
+        out: &mut K,
+    ) -> Result<usize> {
+        let Scanner {
+            cursors,
+            key,
+            range,
+            desc,
+            read_ts,
+            snap,
+            solo,
+            fence,
+            keys_seen,
+            bytes_seen,
+            ..
+        } = self;
+        let Some(c) = solo.and_then(|i| cursors.get_mut(i)) else {
+            return Ok(0);
+        };
+        let (mut n, mut keys) = (0usize, 0u64);
+        while n < max_pairs && keys < max_keys {
+            let it = match c {
+                Cursor::L0(t) => &t.it,
+                Cursor::Level(l) => match &l.cur {
+                    Some(t) => &t.it,
+                    None => break,
+                },
+                Cursor::Skip(_) | Cursor::Rows(_) => break,
+            };
+            if !it.valid() {
+                break;
+            }
+            let k = it.key();
+            let go_on = match (fence.as_deref(), *desc) {
+                (None, false) => range.before_end(k),
+                (None, true) => k >= range.start.as_slice(),
+                (Some(f), false) => k < f && range.before_end(k),
+                (Some(f), true) => k > f && k >= range.start.as_slice(),
+            };
+            if !go_on {
+                break;
+            }
+            let v = it.value();
+            if v.version > *read_ts {
+                break;
+            }
+            let value: &[u8] = if v.meta & BIT_DELETE != 0 { &[] } else { v.value };
+            snap.range.outer_key_into(k, key);
+            *keys_seen += 1;
+            keys += 1;
+            *bytes_seen += (key.len() + value.len()) as u64;
+            if !value.is_empty() {
+                out.push(key, value);
+                n += 1;
+            }
+            if *desc {
+                c.prev()?;
+            } else {
+                c.next()?;
+            }
+        }
+        Ok(n)
+    }
+
     /// Moves to the next key of the range and resolves its visible version:
     /// `None` when the range is exhausted, `Some(None)` for a key with no version at the
     /// read ts. The key is in `self.key`; call [`advance`](Self::advance) to step past it.
@@ -698,28 +789,73 @@ impl<'a, S: BlockSource> Scanner<'a, S> {
         if self.state != State::Running {
             return Ok(None);
         }
-        let Scanner { cursors, key, at, range, desc, read_ts, snap, .. } = self;
-        // One pass: the smallest (largest when descending) key, and every cursor on it.
-        let mut best: Option<&[u8]> = None;
+        let Scanner {
+            cursors, key, at, range, desc, read_ts, snap, solo, fence, fence_buf, ..
+        } = self;
         at.clear();
-        for (i, c) in cursors.iter().enumerate() {
-            if !c.valid() {
-                continue;
-            }
+        // The fast path: the cursor alone on the previous key is still before every other.
+        let mut best: Option<&[u8]> = None;
+        if let Some(i) = *solo
+            && let Some(c) = cursors.get(i)
+            && c.valid()
+        {
             let k = c.key();
-            let ord = match best {
-                None => Ordering::Less,
-                Some(b) if *desc => b.cmp(k),
-                Some(b) => k.cmp(b),
+            let before_fence = match fence.as_deref() {
+                None => true,
+                Some(f) if *desc => k > f,
+                Some(f) => k < f,
             };
-            match ord {
-                Ordering::Less => {
-                    best = Some(k);
-                    at.clear();
-                    at.push(i);
+            if before_fence {
+                best = Some(k);
+                at.push(i);
+            }
+        }
+        if best.is_none() {
+            // One pass: the smallest (largest when descending) key, every cursor on it, and
+            // the nearest key after it (the fence of the fast path when one cursor holds it).
+            let mut second: Option<&[u8]> = None;
+            let before = |a: &[u8], b: &[u8]| if *desc { a > b } else { a < b };
+            for (i, c) in cursors.iter().enumerate() {
+                if !c.valid() {
+                    continue;
                 }
-                Ordering::Equal => at.push(i),
-                Ordering::Greater => {}
+                let k = c.key();
+                let ord = match best {
+                    None => Ordering::Less,
+                    Some(b) if *desc => b.cmp(k),
+                    Some(b) => k.cmp(b),
+                };
+                match ord {
+                    Ordering::Less => {
+                        second = best;
+                        best = Some(k);
+                        at.clear();
+                        at.push(i);
+                    }
+                    Ordering::Equal => at.push(i),
+                    Ordering::Greater => {
+                        if second.is_none_or(|s| before(k, s)) {
+                            second = Some(k);
+                        }
+                    }
+                }
+            }
+            *solo = None;
+            if let [only] = at.as_slice() {
+                *solo = Some(*only);
+                match second {
+                    Some(s) => {
+                        let mut f = fence.take().unwrap_or_else(|| std::mem::take(fence_buf));
+                        f.clear();
+                        f.extend_from_slice(s);
+                        *fence = Some(f);
+                    }
+                    None => {
+                        if let Some(f) = fence.take() {
+                            *fence_buf = f;
+                        }
+                    }
+                }
             }
         }
         let Some(k) = best else {
