@@ -386,6 +386,24 @@ fn check_projection(row: &[u8], ids: &[i64]) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// Checks that decoding `row` through `cache` (which earlier rows filled) gives exactly what
+/// decoding it alone gives: the same lookups, or an error for both.
+fn check_cached(
+    p: &v2::Projection,
+    cache: &mut v2::ShapeCache,
+    row: &[u8],
+) -> Result<(), TestCaseError> {
+    let mut alone = vec![v2::Lookup::Missing; p.len()];
+    let mut cached = vec![v2::Lookup::Missing; p.len()];
+    let a = p.decode_into(row, &mut alone);
+    let c = p.decode_into_cached(row, &mut cached, cache);
+    prop_assert_eq!(a.is_ok(), c.is_ok(), "alone {:?}, cached {:?}", a, c);
+    if a.is_ok() {
+        prop_assert_eq!(alone, cached);
+    }
+    Ok(())
+}
+
 #[test]
 fn projection_known_rows() {
     // The upstream big row: ids 1, 3, 8, 12 non-NULL, 335 NULL.
@@ -474,6 +492,25 @@ proptest! {
                 bad[i] ^= x;
                 check_projection(&bad, &ids)?;
                 check_projection(&bad, &all)?;
+            }
+        }
+        // Through a shape cache: the good row between every corrupt one (so the cache holds
+        // its layout when a row with the same ids but broken offsets or values comes), then
+        // cut rows and rows of another layout.
+        for want in [&ids, &all] {
+            let p = v2::Projection::new(want);
+            let mut cache = v2::ShapeCache::new();
+            for i in 0..row.len() {
+                for x in [0x01u8, 0x5A, 0x80] {
+                    let mut bad = row.clone();
+                    bad[i] ^= x;
+                    check_cached(&p, &mut cache, &row)?;
+                    check_cached(&p, &mut cache, &bad)?;
+                }
+            }
+            for cut in 0..row.len() {
+                check_cached(&p, &mut cache, &row)?;
+                check_cached(&p, &mut cache, &row[..cut])?;
             }
         }
     }

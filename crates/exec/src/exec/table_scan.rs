@@ -7,6 +7,7 @@ use std::time::Instant;
 use rcop_datum::codec::Reader;
 use rcop_datum::datum::{self as dm, skip_datum};
 use rcop_datum::decimal::BinI128Decoder;
+use rcop_datum::row::v2::ShapeCache;
 use rcop_datum::row::{Column, Projection, Row, RowV1, ValueKind, v2};
 use rcop_datum::{Decimal, Duration, JsonRef, Time, TimeType, Tz, VectorRef, key};
 use rcop_proto::tipb;
@@ -113,6 +114,8 @@ impl TableRows {
         // Columns not read from the row value ask for no id (-1 is never stored).
         let ids: Vec<i64> = cols.iter().map(|c| if from_row(c) { c.id } else { -1 }).collect();
         let proj = Projection::new(&ids);
+        // Rows of one table mostly hold the same columns: their id lists are walked once.
+        let mut shape = ShapeCache::new();
         // Per column: the next physical row to fill, and the decoder of its decimals (built
         // from the first value's header).
         let mut state: Vec<(usize, Option<BinI128Decoder>)> = vec![(0, None); ncols];
@@ -128,7 +131,7 @@ impl TableRows {
                         let at = cells.len();
                         cells.resize(at + ncols, Column::Missing);
                         let slots = cells.get_mut(at..).unwrap_or_default();
-                        proj.decode_into(v, slots)?;
+                        proj.decode_into_cached(v, slots, &mut shape)?;
                     } else {
                         let row = Row::V1(RowV1::new(v));
                         for c in &cols {

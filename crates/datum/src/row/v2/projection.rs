@@ -81,6 +81,20 @@ impl Projection {
         data: &'a [u8],
         out: &mut [T],
     ) -> Result<()> {
+        self.decode_into_cached(data, out, &mut ShapeCache::disabled())
+    }
+
+    /// [`decode_into`](Self::decode_into) for many rows of one table: `cache` remembers where
+    /// the wanted ids sat in the last row walked, and a row whose id lists are byte for byte
+    /// the same (the common case: every row of a table holds the same columns) reads its
+    /// values from those positions without walking its ids again. Each value's offsets are
+    /// still checked, so the result — values and errors — is exactly `decode_into`'s.
+    pub fn decode_into_cached<'a, T: From<Lookup<'a>>>(
+        &self,
+        data: &'a [u8],
+        out: &mut [T],
+        cache: &mut ShapeCache,
+    ) -> Result<()> {
         if out.len() != self.len {
             return Err(Error::Invalid {
                 what: "row v2 projection",
@@ -100,9 +114,9 @@ impl Projection {
         let null = usize::from(u16::from_le_bytes([c, d]));
         let header = RawHeader { fl, non_null, null, rest };
         if fl & FLAG_BIG != 0 {
-            self.walk::<Big, T>(header, out)
+            self.walk::<Big, T>(header, out, cache)
         } else {
-            self.walk::<Small, T>(header, out)
+            self.walk::<Small, T>(header, out, cache)
         }
     }
 
@@ -111,6 +125,7 @@ impl Projection {
         &self,
         h: RawHeader<'a>,
         out: &mut [T],
+        cache: &mut ShapeCache,
     ) -> Result<()> {
         let (nn, nl) = (h.non_null, h.null);
         let Some((ids, rest)) = h.rest.split_at_checked(nn * L::ID) else {
@@ -146,17 +161,60 @@ impl Projection {
                 return Err(Error::Eof { what: "row v2 checksum", need, have: trailer.len() });
             }
         }
+        let big = h.fl & FLAG_BIG != 0;
+        // One wanted id is found by the walk's density guess about as fast as the cache
+        // would compare the id lists.
+        if !cache.enabled || self.wanted.len() < 2 {
+            return self.walk_ids::<L>(nn, nl, ids, null_ids, offsets, values, |pos, slot| {
+                put::<L, T>(out, pos, slot, offsets, values)
+            });
+        }
+        if !cache.holds(big, nn, ids, null_ids) {
+            cache.valid = false;
+            cache.slots.clear();
+            let slots = &mut cache.slots;
+            self.walk_ids::<L>(nn, nl, ids, null_ids, offsets, values, |pos, slot| {
+                slots.push((pos, slot));
+                Ok(())
+            })?;
+            cache.big = big;
+            cache.non_null = nn;
+            cache.ids.clear();
+            cache.ids.extend_from_slice(ids);
+            cache.ids.extend_from_slice(null_ids);
+            cache.valid = true;
+        }
+        for &(pos, slot) in &cache.slots {
+            put::<L, T>(out, pos, slot, offsets, values)?;
+        }
+        Ok(())
+    }
+
+    /// Merges the wanted ids with the row's id lists, appending to `slots` where each
+    /// wanted id is: its value's index among the non-NULL ids, NULL, or missing.
+    #[inline(always)]
+    #[expect(clippy::too_many_arguments, reason = "the row's areas, split once by the caller")]
+    fn walk_ids<L: Layout>(
+        &self,
+        nn: usize,
+        nl: usize,
+        ids: &[u8],
+        null_ids: &[u8],
+        offsets: &[u8],
+        values: &[u8],
+        mut emit: impl FnMut(usize, Slot) -> Result<()>,
+    ) -> Result<()> {
         // Merge the wanted ids with both id lists: `i`/`j` are the next unread positions,
         // `prev_*` the last id read from each list (-1 before the first), for the ascending
         // check.
         let (mut i, mut j) = (0usize, 0usize);
         let (mut prev_nn, mut prev_null) = (-1i64, -1i64);
-        let mut last: Option<(u32, Lookup<'a>)> = None;
+        let mut last: Option<(u32, Slot)> = None;
         for &(want, pos) in &self.wanted {
             let found = match last {
                 Some((id, l)) if id == want => l,
                 _ => {
-                    let mut found = Lookup::Missing;
+                    let mut found = Slot::Missing;
                     // Ids are usually dense: guess that `want` sits `want - next id` places
                     // on, and take the guess when that id is `want`, the one before it is
                     // smaller and the next id is above the last one read. Otherwise walk.
@@ -187,13 +245,13 @@ impl Projection {
                                 Some(k) => L::off(offsets, k),
                                 None => 0,
                             };
-                            let Some(v) = values.get(start..L::off(offsets, i - 1)) else {
+                            if values.get(start..L::off(offsets, i - 1)).is_none() {
                                 return Err(Error::Invalid {
                                     what: "row v2",
                                     reason: "offsets not ascending",
                                 });
-                            };
-                            found = Lookup::Value(v);
+                            }
+                            found = Slot::Value(i - 1);
                             break;
                         }
                     }
@@ -208,13 +266,13 @@ impl Projection {
                         prev_null = i64::from(id);
                         j += 1;
                         if id == want {
-                            if found != Lookup::Missing {
+                            if found != Slot::Missing {
                                 return Err(Error::Invalid {
                                     what: "row v2",
                                     reason: "column both NULL and non-NULL",
                                 });
                             }
-                            found = Lookup::Null;
+                            found = Slot::Null;
                             break;
                         }
                     }
@@ -222,12 +280,116 @@ impl Projection {
                     found
                 }
             };
-            if let Some(slot) = out.get_mut(pos) {
-                *slot = T::from(found);
-            }
+            emit(pos, found)?;
         }
         Ok(())
     }
+}
+
+/// Stores in `out[pos]` what `slot` says the row holds there.
+#[inline(always)]
+fn put<'a, L: Layout, T: From<Lookup<'a>>>(
+    out: &mut [T],
+    pos: usize,
+    slot: Slot,
+    offsets: &[u8],
+    values: &'a [u8],
+) -> Result<()> {
+    let found = match slot {
+        Slot::Missing => Lookup::Missing,
+        Slot::Null => Lookup::Null,
+        Slot::Value(p) => {
+            let start = match p.checked_sub(1) {
+                Some(k) => L::off(offsets, k),
+                None => 0,
+            };
+            let Some(v) = values.get(start..L::off(offsets, p)) else {
+                return Err(Error::Invalid { what: "row v2", reason: "offsets not ascending" });
+            };
+            Lookup::Value(v)
+        }
+    };
+    if let Some(o) = out.get_mut(pos) {
+        *o = T::from(found);
+    }
+    Ok(())
+}
+
+/// Where a wanted id sits in a row, as [`Projection`] found it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    Missing,
+    Null,
+    /// Index of the value among the row's non-NULL ids.
+    Value(usize),
+}
+
+/// The id layout of the last row a [`Projection`] walked, for
+/// [`Projection::decode_into_cached`]: rows with the same id lists reuse the positions found.
+#[derive(Debug, Clone)]
+pub struct ShapeCache {
+    /// False for [`decode_into`](Projection::decode_into), which keeps nothing.
+    enabled: bool,
+    /// True when the fields below describe a row walked without error.
+    valid: bool,
+    big: bool,
+    non_null: usize,
+    /// The row's non-NULL then NULL id areas, as stored.
+    ids: Vec<u8>,
+    /// `(caller position, where)` of every wanted id.
+    slots: Vec<(usize, Slot)>,
+}
+
+impl Default for ShapeCache {
+    fn default() -> Self {
+        ShapeCache::new()
+    }
+}
+
+impl ShapeCache {
+    /// An empty cache.
+    pub fn new() -> Self {
+        ShapeCache {
+            enabled: true,
+            valid: false,
+            big: false,
+            non_null: 0,
+            ids: Vec::new(),
+            slots: Vec::new(),
+        }
+    }
+
+    fn disabled() -> Self {
+        ShapeCache { enabled: false, ..ShapeCache::new() }
+    }
+
+    /// True when the last row walked had exactly these id lists.
+    #[inline]
+    fn holds(&self, big: bool, nn: usize, ids: &[u8], null_ids: &[u8]) -> bool {
+        self.valid
+            && self.big == big
+            && self.non_null == nn
+            && self.ids.len() == ids.len() + null_ids.len()
+            && self.ids.get(..ids.len()).is_some_and(|a| same_bytes(a, ids))
+            && self.ids.get(ids.len()..).is_some_and(|a| same_bytes(a, null_ids))
+    }
+}
+
+/// `a == b` for the short id lists of a row, eight bytes at a time (no `memcmp` call).
+#[inline(always)]
+fn same_bytes(mut a: &[u8], mut b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    while let (Some((x, ra)), Some((y, rb))) =
+        (a.split_first_chunk::<8>(), b.split_first_chunk::<8>())
+    {
+        if x != y {
+            return false;
+        }
+        (a, b) = (ra, rb);
+    }
+    a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 fn not_ascending() -> Error {
