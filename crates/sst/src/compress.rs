@@ -93,10 +93,11 @@ pub(crate) fn decode_block(
             if len > MAX_BLOCK_SIZE || len > raw.len().saturating_mul(255).saturating_add(16) {
                 return Err(corrupt(CorruptKind::Decompress, "lz4 length implausible"));
             }
-            let mut out = vec![0u8; len];
-            let n = lz4_flex::block::decompress_into(raw, &mut out)
+            // Into fresh capacity, not a zeroed buffer (zeroing cost a tenth of a cold
+            // fetch); the checked decoder never writes past `len` bytes.
+            let out = lz4_flex::block::decompress(raw, len)
                 .map_err(|_| corrupt(CorruptKind::Decompress, "lz4 payload"))?;
-            if n != len {
+            if out.len() != len {
                 return Err(corrupt(CorruptKind::Decompress, "lz4 length mismatch"));
             }
             Ok(Bytes::from(out))
@@ -246,6 +247,33 @@ mod tests {
             assert_eq!(e.corrupt_kind(), Some(CorruptKind::Decompress));
         } else {
             assert!(matches!(e, Error::Unsupported { feature: "zstd", .. }), "{e:?}");
+        }
+    }
+
+    #[test]
+    fn lz4_length_field_off_by_any_amount_is_a_typed_error() {
+        let payload: Vec<u8> = (0..5000u32).map(|i| (i % 251) as u8 ^ (i / 700) as u8).collect();
+        let mut out = Vec::new();
+        encode_block(&payload, Compression::Lz4, ChecksumType::None, 3, FileId(4), &mut out)
+            .unwrap();
+        for claimed in [0u32, 1, 12, 4999, 5001, 6000, 65_536] {
+            let mut bad = out.clone();
+            bad[4..8].copy_from_slice(&claimed.to_le_bytes());
+            let e =
+                decode_block(&Bytes::from(bad), Compression::Lz4, ChecksumType::None, FileId(4), 0)
+                    .unwrap_err();
+            assert_eq!(e.corrupt_kind(), Some(CorruptKind::Decompress), "{claimed}");
+        }
+        // And every truncation of the raw block.
+        for cut in 8..out.len() {
+            let r = decode_block(
+                &Bytes::copy_from_slice(&out[..cut]),
+                Compression::Lz4,
+                ChecksumType::None,
+                FileId(4),
+                0,
+            );
+            assert!(r.is_err(), "{cut}");
         }
     }
 
