@@ -66,11 +66,27 @@ pub fn runtime() -> tokio::runtime::Runtime {
 /// When loading fails (a benchmark's setup should fail loudly).
 #[expect(clippy::expect_used, reason = "benchmark setup fails loudly")]
 pub fn load(tables: &[&str], sf: f64, memtable_tail: u64, opts: &LoadOptions) -> Loaded {
-    let rt = runtime();
     let store = Arc::new(
         SstStore::from_config(&StoreConfig::default().with_backend(Backend::Memory))
             .expect("memory store"),
     );
+    load_into(store, tables, sf, memtable_tail, opts)
+}
+
+/// [`load`] into `store` (a local directory, say) instead of memory.
+///
+/// # Panics
+///
+/// When loading fails (a benchmark's setup should fail loudly).
+#[expect(clippy::expect_used, reason = "benchmark setup fails loudly")]
+pub fn load_into(
+    store: Arc<SstStore>,
+    tables: &[&str],
+    sf: f64,
+    memtable_tail: u64,
+    opts: &LoadOptions,
+) -> Loaded {
+    let rt = runtime();
     let start = tpch::keyspace_prefix(KEYSPACE).expect("keyspace");
     let end = tpch::keyspace_prefix(KEYSPACE + 1).expect("keyspace");
     let cfg = ShardConfig::new(u64::from(KEYSPACE), start, end, 4).expect("shard config");
