@@ -55,7 +55,7 @@ pub(crate) fn same_key(a: &Scalar, b: &Scalar, ft: &FieldType) -> bool {
 
 /// The TopN executor.
 ///
-/// It holds candidate rows as columns ([`HeldRows`]): each batch's sort keys are evaluated
+/// It holds candidate rows as columns (`HeldRows`): each batch's sort keys are evaluated
 /// as columns, rows that cannot beat the worst of the best `limit` so far are dropped before
 /// the rest of their columns are decoded, and the others are appended to the held columns.
 /// When `max(2 * limit, BATCH_MAX_SIZE)` rows are held they are cut to the best `limit`
