@@ -115,6 +115,54 @@ fn scan_default() {
     assert_flat("scan_default");
 }
 
+/// The allocations of evaluating `name LIKE '%-1%a'` over `rows` rows, the pattern a
+/// constant or a column holding it on every row (a warm-up evaluation first).
+#[expect(clippy::unwrap_used, reason = "a fixture of known-valid expressions")]
+fn like_allocations(rows: usize, constant: bool) -> u64 {
+    use rcop_exec::{Batch, BytesT, Elem, EvalConfig, EvalContext, EvalType, FieldType, VecCol};
+    use support::dag::{col, ft, func, int, string};
+    let s = support::items::name_ft();
+    let (mut text, mut pattern) =
+        (VecCol::new(EvalType::Bytes, rows), VecCol::new(EvalType::Bytes, rows));
+    for h in 0..rows as i64 {
+        BytesT::push(&mut text, support::items::name_of(h).as_deref().map(str::as_bytes));
+        BytesT::push(&mut pattern, Some(b"%-1%a"));
+    }
+    let batch = Batch::from_cols(vec![text, pattern]);
+    let schema = vec![FieldType::from_proto(Some(&s)); 2];
+    let pat = if constant { string("%-1%a", -46) } else { col(1, s.clone()) };
+    let e = func(
+        4310,
+        rcop_proto::tipb::FieldType {
+            collate: Some(-46),
+            ..ft(rcop_datum::chunk::mysql_type::LONG_LONG)
+        },
+        vec![col(0, s.clone()), pat, int(92)],
+    );
+    let node = rcop_exec::build_expr(&e, &schema, &EvalConfig::default(), 100).unwrap();
+    let eval = || {
+        rcop_exec::eval_expr(&node, &batch, &mut EvalContext::default())
+            .unwrap()
+            .into_col(node.et, rows)
+    };
+    drop(eval());
+    let before = allocations();
+    let out = eval();
+    let after = allocations();
+    assert_eq!(out.len(), rows);
+    after - before
+}
+
+#[test]
+fn like_compiles_a_pattern_once_constant_or_repeated_in_a_column() {
+    for constant in [true, false] {
+        let (a, b) = (like_allocations(1024, constant), like_allocations(4096, constant));
+        eprintln!("LIKE, constant {constant}: 1024 rows {a} allocations, 4096 rows {b}");
+        // Compiling per row would allocate a few times per row (the pattern, its runs).
+        assert!(b.saturating_sub(a) < 32, "constant {constant}: {a} then {b}");
+    }
+}
+
 /// Prints where the allocations of `RCOP_ALLOC_SCENARIO` (default `q1`) come from.
 #[test]
 #[ignore = "a diagnostic: prints sampled allocation sites, asserts nothing"]
