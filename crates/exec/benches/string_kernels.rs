@@ -1,5 +1,7 @@
 //! String kernels over one 1024-row batch of short mixed ASCII / UTF-8 strings: `UPPER`,
-//! `SUBSTRING(s, 2, 5)`, `LIKE '%ab%'` and `CONCAT(s, '-', t)`, against a baseline measured
+//! `SUBSTRING(s, 2, 5)`, `LIKE '%ab%'`, `LOWER`, `TRIM`, `CHAR_LENGTH`, `LEFT(s, 4)`,
+//! `LOCATE('ta', s)`, `REPLACE(s, 'a', 'AA')`, `LPAD(s, 20, '*')` and `CONCAT(s, '-', t)`,
+//! against a baseline measured
 //! in the same run (a plain copy of the string column); `s IN (64 strings)` hashed against
 //! the same list compared item by item. Throughput is rows.
 
@@ -49,6 +51,40 @@ fn bench(c: &mut Criterion) {
         (
             "like_contains",
             build(func(4310, tipb_int(-46), vec![col(0, s.clone()), string("%ab%", -46), int(92)])),
+        ),
+        ("lower_utf8", build(func(S::LowerUtf8 as i32, s.clone(), vec![col(0, s.clone())]))),
+        ("trim", build(func(S::Trim1Arg as i32, s.clone(), vec![col(0, s.clone())]))),
+        (
+            "char_length_utf8",
+            build(func(S::CharLengthUtf8 as i32, ft(mt::LONG_LONG), vec![col(0, s.clone())])),
+        ),
+        (
+            "left_utf8_4",
+            build(func(S::LeftUtf8 as i32, s.clone(), vec![col(0, s.clone()), int(4)])),
+        ),
+        (
+            "locate_utf8",
+            build(func(
+                S::Locate2ArgsUtf8 as i32,
+                ft(mt::LONG_LONG),
+                vec![string("ta", -46), col(0, s.clone())],
+            )),
+        ),
+        (
+            "replace",
+            build(func(
+                S::Replace as i32,
+                s.clone(),
+                vec![col(0, s.clone()), string("a", -46), string("AA", -46)],
+            )),
+        ),
+        (
+            "lpad_20",
+            build(func(
+                S::Lpad as i32,
+                s.clone(),
+                vec![col(0, s.clone()), int(20), string("*", -46)],
+            )),
         ),
         (
             "concat_3",

@@ -1,5 +1,6 @@
 //! Date kernels over one 1024-row batch of `l_shipdate` (TPC-H lineitem): `YEAR`,
-//! `DATE_FORMAT` with a constant format and `DATE_ADD(d, INTERVAL 1 MONTH)`, beside a
+//! `DATE_FORMAT` with a constant format, `DATE_ADD(d, INTERVAL 1 MONTH)`, `MONTH`,
+//! `DAYOFWEEK`, `TO_DAYS`, `DATEDIFF(d, '1995-06-17')`, `LAST_DAY` and `MONTHNAME`, beside a
 //! baseline measured in the same run (a date comparison with a constant, `d < '1995-01-01'`).
 //! Throughput is rows.
 
@@ -36,6 +37,15 @@ fn bench(c: &mut Criterion) {
     ));
     let date_add =
         build(func(6098, date.clone(), vec![col(0, date.clone()), int(1), string("MONTH", -46)]));
+    let int_of = |sig| build(func(sig, ft(mt::LONG_LONG), vec![col(0, date.clone())]));
+    let (month, day_of_week, to_days) = (int_of(6017), int_of(6023), int_of(6077));
+    let date_diff = build(func(
+        6003,
+        ft(mt::LONG_LONG),
+        vec![col(0, date.clone()), time("1995-06-17", mt::DATE, 0)],
+    ));
+    let last_day = build(func(6084, date.clone(), vec![col(0, date.clone())]));
+    let month_name = build(func(6018, ft_str(-46), vec![col(0, date.clone())]));
     let mut g = c.benchmark_group("time_kernels");
     g.throughput(Throughput::Elements(batch.len() as u64));
     for (name, node) in [
@@ -43,6 +53,12 @@ fn bench(c: &mut Criterion) {
         ("year", &year),
         ("date_format_const", &date_format),
         ("date_add_month", &date_add),
+        ("month", &month),
+        ("day_of_week", &day_of_week),
+        ("to_days", &to_days),
+        ("date_diff_const", &date_diff),
+        ("last_day", &last_day),
+        ("month_name", &month_name),
     ] {
         g.bench_function(name, |b| {
             let mut ctx = EvalContext::default();

@@ -254,3 +254,45 @@ proptest! {
         }
     }
 }
+
+/// LIKE over a pattern column compiles a pattern once per run of rows that repeat it; a
+/// change of pattern or of escape (same pattern bytes) compiles again.
+#[test]
+fn like_with_column_patterns_recompiles_when_the_pattern_or_escape_changes() {
+    let s = ft_str(-46);
+    let i = ft(mt::LONG_LONG);
+    let rows: [(&str, &str, i64, i64); 9] = [
+        ("ab", "a%", 92, 1),
+        ("xb", "a%", 92, 0),
+        ("a", "a%", 92, 1),
+        ("ab", "%b", 92, 1),
+        ("ba", "%b", 92, 0),
+        ("ba", "a%", 92, 0),
+        // The same bytes under two escapes: `#` makes `%` literal, `\` does not.
+        ("a%", "a#%", i64::from(b'#'), 1),
+        ("a%", "a#%", 92, 0),
+        ("a#z", "a#%", 92, 1),
+    ];
+    let mut text = VecCol::new(EvalType::Bytes, rows.len());
+    let mut pattern = VecCol::new(EvalType::Bytes, rows.len());
+    let mut escape = VecCol::new(EvalType::Int, rows.len());
+    for (t, p, e, _) in rows {
+        text.push_scalar(&Scalar::Bytes(t.as_bytes().to_vec()));
+        pattern.push_scalar(&Scalar::Bytes(p.as_bytes().to_vec()));
+        escape.push_scalar(&Scalar::Int(e));
+    }
+    let batch = Batch::from_cols(vec![text, pattern, escape]);
+    let schema: Vec<FieldType> =
+        [&s, &s, &i].iter().map(|f| FieldType::from_proto(Some(f))).collect();
+    let e = func(
+        4310,
+        tipb::FieldType { collate: Some(-46), ..ft(mt::LONG_LONG) },
+        vec![col(0, s.clone()), col(1, s.clone()), col(2, i.clone())],
+    );
+    let node = rcop_exec::build_expr(&e, &schema, &EvalConfig::default(), 100).unwrap();
+    let got = rcop_exec::eval_expr(&node, &batch, &mut EvalContext::default())
+        .unwrap()
+        .into_col(node.et, batch.len());
+    let want: Vec<Scalar> = rows.iter().map(|r| Scalar::Int(r.3)).collect();
+    assert_eq!((0..rows.len()).map(|k| got.scalar_at(k)).collect::<Vec<_>>(), want);
+}

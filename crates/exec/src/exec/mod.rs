@@ -1,6 +1,7 @@
 //! Batch executors: the small pull interface and its implementations.
 
 mod agg;
+mod held_rows;
 mod index_scan;
 mod limit;
 mod partition_top_n;

@@ -8,42 +8,31 @@
 //! pushed-down one still gives the right answer. Under paging, with `2 * limit` above
 //! `paging_size`, the rows pass through (TiDB does the work), as TiKV's.
 
-use std::cmp::Ordering;
 use std::time::Instant;
 
-use crate::batch::Batch;
-use crate::column::{Scalar, VecCol};
+use crate::column::VecCol;
 use crate::error::Result;
-use crate::exec::top_n::{cmp_sort_keys, entry_bytes, same_key};
+use crate::exec::held_rows::{HeldRows, OrderBy, clear, push_row, same_at};
 use crate::exec::{BATCH_MAX_SIZE, BatchResult, ExecEnv, ExecStats, Executor, ScanCounters};
 use crate::expr::{Node, eval};
 use crate::types::FieldType;
-
-#[derive(Debug)]
-struct Entry {
-    keys: Vec<Scalar>,
-    seq: u64,
-    row: Vec<Scalar>,
-}
 
 /// The partition TopN executor.
 #[derive(Debug)]
 pub struct PartitionTopNExecutor {
     child: Box<dyn Executor>,
     partition_by: Vec<(Node, FieldType)>,
-    order_by: Vec<(Node, bool, FieldType)>,
+    order_by: Vec<OrderBy>,
     refs: Vec<usize>,
     limit: usize,
     passthrough: bool,
-    /// The key of the partition being read.
-    current: Option<Vec<Scalar>>,
-    /// The current partition's best rows so far (at most about `2 * limit`).
-    heap: Vec<Entry>,
-    /// The bytes of the rows in `heap` (see [`entry_bytes`]).
-    heap_bytes: usize,
+    /// The key of the partition being read: one row per column, once a row was read.
+    current: Option<Vec<VecCol>>,
+    /// The current partition's best rows so far (at most about `2 * limit`); built when the
+    /// input is first read.
+    held: Option<HeldRows>,
     /// The bytes accounted against the request's memory budget.
     accounted: usize,
-    seq: u64,
     done: bool,
     stats: ExecStats,
 }
@@ -82,10 +71,8 @@ impl PartitionTopNExecutor {
             limit: usize::try_from(limit).unwrap_or(usize::MAX),
             passthrough: false,
             current: None,
-            heap: Vec::new(),
-            heap_bytes: 0,
+            held: None,
             accounted: 0,
-            seq: 0,
             done: false,
             stats: ExecStats::default(),
         }
@@ -98,37 +85,30 @@ impl PartitionTopNExecutor {
         self
     }
 
-    fn cmp(&self, a: &Entry, b: &Entry) -> Ordering {
-        cmp_sort_keys(&a.keys, &b.keys, &self.order_by).then_with(|| a.seq.cmp(&b.seq))
+    fn new_held(&self, with_keys: bool) -> Result<HeldRows> {
+        let keys = self.order_by.iter().filter(|_| with_keys).map(|(e, _, _)| e.et);
+        HeldRows::new(self.child.schema(), keys)
     }
 
-    fn shrink(&mut self) {
-        let mut heap = std::mem::take(&mut self.heap);
-        heap.sort_by(|a, b| self.cmp(a, b));
-        heap.truncate(self.limit);
-        self.heap_bytes = heap.iter().map(|e| entry_bytes(&e.keys, &e.row)).sum();
-        self.heap = heap;
+    /// True when row `i` of `parts` is the current partition's key.
+    fn same_partition(&self, parts: &[VecCol], i: usize) -> bool {
+        self.current.as_ref().is_some_and(|cur| {
+            cur.iter()
+                .zip(parts)
+                .zip(&self.partition_by)
+                .all(|((a, b), (_, ft))| same_at(a, 0, b, i, ft))
+        })
     }
 
-    /// Moves the current partition's top rows to `out`.
-    fn flush(&mut self, out: &mut Vec<Vec<Scalar>>) {
-        self.shrink();
-        out.extend(std::mem::take(&mut self.heap).into_iter().map(|e| e.row));
-        self.heap_bytes = 0;
-    }
-
-    fn rows_batch(&self, rows: &[Vec<Scalar>]) -> Result<Batch> {
-        let schema = self.child.schema();
-        let mut cols = Vec::with_capacity(schema.len());
-        for (c, ft) in schema.iter().enumerate() {
-            let mut col = VecCol::new(ft.eval_type()?, rows.len());
-            rows.iter().for_each(|r| col.push_scalar(r.get(c).unwrap_or(&Scalar::Null)));
-            cols.push(col);
+    /// Makes row `i` of `parts` the current partition's key.
+    fn set_partition(&mut self, parts: &[VecCol], i: usize) {
+        let cur = self
+            .current
+            .get_or_insert_with(|| parts.iter().map(|p| VecCol::new(p.eval_type(), 1)).collect());
+        for (c, p) in cur.iter_mut().zip(parts) {
+            clear(c);
+            push_row(c, p, i);
         }
-        let mut batch = Batch::from_cols(cols);
-        batch.logical = (0..rows.len() as u32).collect();
-        batch.physical_len = rows.len();
-        Ok(batch)
     }
 }
 
@@ -149,6 +129,10 @@ impl Executor for PartitionTopNExecutor {
             self.stats.record(start, r.batch.len());
             return Ok(r);
         }
+        let mut held = match self.held.take() {
+            Some(h) => h,
+            None => self.new_held(true)?,
+        };
         let mut r = self.child.next_batch(BATCH_MAX_SIZE, env)?;
         r.batch.ensure(&self.refs, env.ctx)?;
         let n = r.batch.len();
@@ -161,41 +145,32 @@ impl Executor for PartitionTopNExecutor {
             keys.push(eval(e, &r.batch, env.ctx)?.into_col(e.et, n));
         }
         r.batch.ensure_all(env.ctx)?;
-        let width = self.child.schema().len();
-        let mut out = Vec::new();
+        let mut out = self.new_held(false)?;
+        let cut_at = self.limit.saturating_mul(2).max(BATCH_MAX_SIZE);
         for (i, &phys) in r.batch.logical.iter().enumerate() {
-            let part: Vec<Scalar> = parts.iter().map(|p| p.scalar_at(i)).collect();
-            let same = self.current.as_ref().is_some_and(|cur| {
-                cur.iter()
-                    .zip(&part)
-                    .zip(&self.partition_by)
-                    .all(|((a, b), (_, ft))| same_key(a, b, ft))
-            });
-            if !same {
-                self.flush(&mut out);
-                self.current = Some(part);
+            if !self.same_partition(&parts, i) {
+                held.keep_top(&self.order_by, self.limit);
+                held.drain_into(&mut out);
+                self.set_partition(&parts, i);
             }
-            let row: Vec<Scalar> = (0..width)
-                .map(|c| {
-                    r.batch.decoded(c).map_or(Scalar::Null, |col| col.scalar_at(phys as usize))
-                })
-                .collect();
-            let sort_keys: Vec<Scalar> = keys.iter().map(|k| k.scalar_at(i)).collect();
-            self.heap_bytes += entry_bytes(&sort_keys, &row);
-            self.heap.push(Entry { keys: sort_keys, seq: self.seq, row });
-            self.seq += 1;
-            if self.heap.len() >= self.limit.saturating_mul(2).max(BATCH_MAX_SIZE) {
-                self.shrink();
+            if held.admits(&keys, i, &self.order_by) {
+                held.push(&r.batch, phys as usize, &keys, i);
+                if held.len() >= cut_at {
+                    held.keep_top(&self.order_by, self.limit);
+                }
             }
         }
         if r.drained {
-            self.flush(&mut out);
+            held.keep_top(&self.order_by, self.limit);
+            held.drain_into(&mut out);
             self.done = true;
         }
         // The current partition's rows held, accounted once per batch.
-        env.ctx.account(&mut self.accounted, self.heap_bytes)?;
-        let batch = self.rows_batch(&out)?;
-        self.stats.record(start, out.len());
+        env.ctx.account(&mut self.accounted, held.bytes())?;
+        self.held = Some(held);
+        let rows = out.len();
+        let batch = out.batch(0, rows);
+        self.stats.record(start, rows);
         Ok(BatchResult { batch, drained: r.drained })
     }
 
@@ -216,7 +191,7 @@ impl Executor for PartitionTopNExecutor {
         if self.passthrough {
             self.child.holds_state()
         } else {
-            !self.done && !self.heap.is_empty()
+            !self.done && self.held.as_ref().is_some_and(|h| h.len() > 0)
         }
     }
 }

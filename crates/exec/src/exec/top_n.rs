@@ -6,10 +6,10 @@ use std::time::Instant;
 use crate::batch::Batch;
 use crate::column::{Scalar, VecCol};
 use crate::error::Result;
+use crate::exec::held_rows::{HeldRows, OrderBy};
 use crate::exec::{BATCH_MAX_SIZE, BatchResult, ExecEnv, ExecStats, Executor, ScanCounters};
 use crate::expr::eval::cmp_int;
 use crate::expr::{Node, eval};
-use crate::limits::scalars_bytes;
 use crate::types::{Collation, FieldType};
 
 /// Compares two scalars of one field type; NULL sorts first, strings by collation.
@@ -53,54 +53,26 @@ pub(crate) fn same_key(a: &Scalar, b: &Scalar, ft: &FieldType) -> bool {
     }
 }
 
-#[derive(Debug)]
-struct Entry {
-    keys: Vec<Scalar>,
-    seq: u64,
-    row: Vec<Scalar>,
-}
-
-/// The bytes a held row takes: its slot in the buffer, its sort keys and its values.
-pub(crate) fn entry_bytes(keys: &[Scalar], row: &[Scalar]) -> usize {
-    // The slot: two vectors and the sequence number.
-    2 * std::mem::size_of::<Vec<Scalar>>() + 8 + scalars_bytes(keys) + scalars_bytes(row)
-}
-
-/// Compares two rows' sort keys in `order_by`'s order (each key descending or not, under
-/// its type); rows whose keys all tie are Equal.
-pub(crate) fn cmp_sort_keys(
-    a: &[Scalar],
-    b: &[Scalar],
-    order_by: &[(Node, bool, FieldType)],
-) -> Ordering {
-    for (i, (_, desc, ft)) in order_by.iter().enumerate() {
-        let o = match (a.get(i), b.get(i)) {
-            (Some(x), Some(y)) => cmp_scalar(x, y, ft),
-            _ => Ordering::Equal,
-        };
-        let o = if *desc { o.reverse() } else { o };
-        if o != Ordering::Equal {
-            return o;
-        }
-    }
-    Ordering::Equal
-}
-
 /// The TopN executor.
+///
+/// It holds candidate rows as columns (`HeldRows`): each batch's sort keys are evaluated
+/// as columns, rows that cannot beat the worst of the best `limit` so far are dropped before
+/// the rest of their columns are decoded, and the others are appended to the held columns.
+/// When `max(2 * limit, BATCH_MAX_SIZE)` rows are held they are cut to the best `limit`
+/// (select, sort, one gather per column). Nothing is allocated per row.
 #[derive(Debug)]
 pub struct TopNExecutor {
     child: Box<dyn Executor>,
     /// (expression, descending, the type its keys compare under).
-    order_by: Vec<(Node, bool, FieldType)>,
+    order_by: Vec<OrderBy>,
     refs: Vec<usize>,
     limit: usize,
-    heap: Vec<Entry>,
-    /// The bytes of the rows in `heap` (see [`entry_bytes`]).
-    heap_bytes: usize,
+    /// The rows held; built when the input is first read.
+    held: Option<HeldRows>,
     /// The bytes accounted against the request's memory budget.
     accounted: usize,
-    seq: u64,
-    out: Option<std::vec::IntoIter<Entry>>,
+    /// Rows already returned, once the input is read.
+    emitted: Option<usize>,
     /// Under paging with a limit above `paging_size`, the rows pass through unsorted (TiDB
     /// sorts them), as TiKV's.
     passthrough: bool,
@@ -123,11 +95,9 @@ impl TopNExecutor {
                 .collect(),
             refs,
             limit: usize::try_from(limit).unwrap_or(usize::MAX),
-            heap: Vec::new(),
-            heap_bytes: 0,
+            held: None,
             accounted: 0,
-            seq: 0,
-            out: None,
+            emitted: None,
             passthrough: false,
             stats: ExecStats::default(),
         }
@@ -142,55 +112,57 @@ impl TopNExecutor {
         self
     }
 
-    fn cmp(&self, a: &Entry, b: &Entry) -> Ordering {
-        cmp_sort_keys(&a.keys, &b.keys, &self.order_by).then_with(|| a.seq.cmp(&b.seq))
-    }
-
-    fn shrink(&mut self) {
-        let mut heap = std::mem::take(&mut self.heap);
-        heap.sort_by(|a, b| self.cmp(a, b));
-        heap.truncate(self.limit);
-        self.heap_bytes = heap.iter().map(|e| entry_bytes(&e.keys, &e.row)).sum();
-        self.heap = heap;
-    }
-
-    fn consume(&mut self, env: &mut ExecEnv<'_>) -> Result<()> {
-        let width = self.child.schema().len();
+    fn consume(&mut self, env: &mut ExecEnv<'_>) -> Result<HeldRows> {
+        let mut held =
+            HeldRows::new(self.child.schema(), self.order_by.iter().map(|(e, _, _)| e.et))?;
+        let mut keys = Vec::with_capacity(self.order_by.len());
+        // The logical positions (into `keys`) of the rows a batch adds.
+        let mut admitted: Vec<u32> = Vec::new();
+        let cut_at = self.limit.saturating_mul(2).max(BATCH_MAX_SIZE);
         loop {
             let mut r = self.child.next_batch(BATCH_MAX_SIZE, env)?;
             r.batch.ensure(&self.refs, env.ctx)?;
-            let mut keys = Vec::with_capacity(self.order_by.len());
+            keys.clear();
             for (e, _, _) in &self.order_by {
                 keys.push(eval(e, &r.batch, env.ctx)?.into_col(e.et, r.batch.len()));
             }
-            r.batch.ensure_all(env.ctx)?;
-            for (i, &phys) in r.batch.logical.iter().enumerate() {
-                let row = (0..width)
-                    .map(|c| {
-                        r.batch.decoded(c).map_or(Scalar::Null, |col| col.scalar_at(phys as usize))
-                    })
-                    .collect();
-                let entry = Entry {
-                    keys: keys.iter().map(|k| k.scalar_at(i)).collect(),
-                    seq: self.seq,
-                    row,
-                };
-                self.heap_bytes += entry_bytes(&entry.keys, &entry.row);
-                self.seq += 1;
-                self.heap.push(entry);
+            admitted.clear();
+            admitted.extend(
+                (0..r.batch.len() as u32)
+                    .filter(|&i| held.admits(&keys, i as usize, &self.order_by)),
+            );
+            if !admitted.is_empty() {
+                // Only the rows that enter are decoded.
+                if admitted.len() < r.batch.len() {
+                    let logical: Vec<u32> = admitted
+                        .iter()
+                        .filter_map(|&i| r.batch.logical.get(i as usize).copied())
+                        .collect();
+                    r.batch.logical = logical;
+                    r.batch.ensure_all(env.ctx)?;
+                    for (&i, &phys) in admitted.iter().zip(&r.batch.logical) {
+                        held.push(&r.batch, phys as usize, &keys, i as usize);
+                    }
+                } else {
+                    r.batch.ensure_all(env.ctx)?;
+                    for (i, &phys) in r.batch.logical.iter().enumerate() {
+                        held.push(&r.batch, phys as usize, &keys, i);
+                    }
+                }
             }
             // Accounted once per batch: the rows held, at most a batch past the budget.
-            env.ctx.account(&mut self.accounted, self.heap_bytes)?;
-            if self.heap.len() >= self.limit.saturating_mul(2).max(BATCH_MAX_SIZE) {
-                self.shrink();
-                env.ctx.account(&mut self.accounted, self.heap_bytes)?;
+            env.ctx.account(&mut self.accounted, held.bytes())?;
+            if held.len() >= cut_at {
+                held.keep_top(&self.order_by, self.limit);
+                env.ctx.account(&mut self.accounted, held.bytes())?;
             }
             if r.drained {
                 break;
             }
         }
-        self.shrink();
-        env.ctx.account(&mut self.accounted, self.heap_bytes)
+        held.keep_top(&self.order_by, self.limit);
+        env.ctx.account(&mut self.accounted, held.bytes())?;
+        Ok(held)
     }
 }
 
@@ -206,31 +178,28 @@ impl Executor for TopNExecutor {
             self.stats.record(start, r.batch.len());
             return Ok(r);
         }
-        if self.out.is_none() {
+        if self.emitted.is_none() {
             if self.limit > 0 {
-                self.consume(env)?;
+                self.held = Some(self.consume(env)?);
             }
-            self.out = Some(std::mem::take(&mut self.heap).into_iter());
+            self.emitted = Some(0);
         }
-        let schema: Vec<FieldType> = self.child.schema().to_vec();
-        let mut cols: Vec<VecCol> = Vec::with_capacity(schema.len());
-        for ft in &schema {
-            cols.push(VecCol::new(ft.eval_type()?, hint));
-        }
-        let mut n = 0;
-        let mut drained = true;
-        if let Some(it) = self.out.as_mut() {
-            for e in it.by_ref().take(hint.max(1)) {
-                for (c, v) in cols.iter_mut().zip(&e.row) {
-                    c.push_scalar(v);
+        let from = self.emitted.unwrap_or(0);
+        let (batch, drained) = match self.held.as_mut() {
+            Some(held) => {
+                let batch = held.batch(from, hint.max(1));
+                (batch, from + hint.max(1) >= held.len())
+            }
+            None => {
+                let mut cols = Vec::with_capacity(self.child.schema().len());
+                for ft in self.child.schema() {
+                    cols.push(VecCol::new(ft.eval_type()?, 0));
                 }
-                n += 1;
+                (Batch::from_cols(cols), true)
             }
-            drained = it.len() == 0;
-        }
-        let mut batch = Batch::from_cols(cols);
-        batch.logical = (0..n as u32).collect();
-        batch.physical_len = n;
+        };
+        let n = batch.len();
+        self.emitted = Some(from + n);
         self.stats.record(start, n);
         Ok(BatchResult { batch, drained })
     }

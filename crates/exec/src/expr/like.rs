@@ -109,6 +109,11 @@ impl LikePattern {
         Ok(p)
     }
 
+    /// True when this is `pattern` compiled with escape `escape` (the collation aside).
+    pub fn is(&self, pattern: &[u8], escape: i64) -> bool {
+        self.pattern == pattern && self.escape == (escape & 0xFFFF_FFFF) as u32
+    }
+
     /// The pattern cut at `%` into runs of literal characters, read exactly as the
     /// backtracking walk reads it; `None` when it has a `_`.
     fn cut(&self) -> Option<Vec<Segment>> {

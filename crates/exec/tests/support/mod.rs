@@ -6,7 +6,9 @@
     reason = "test fixtures are known-valid; a malformed corpus file should fail loudly"
 )]
 
+pub mod alloc;
 pub mod corpus;
 pub mod dag;
+pub mod items;
 pub mod reference;
 pub mod tpch;

@@ -231,14 +231,13 @@ pub(super) fn json_search(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<Vec
             JsonT::push_out(&mut out, None);
             continue;
         };
+        // A constant pattern is compiled for the first row and borrowed by the others.
+        let compiled;
         let pat = match &cached {
-            Some(p) => p.clone(),
+            Some(p) => p,
             None => {
-                let compiled = LikePattern::compile(p, escape_at(c, i)?, JSON_COLLATION)?;
-                if konst {
-                    cached = Some(compiled.clone());
-                }
-                compiled
+                compiled = LikePattern::compile(p, escape_at(c, i)?, JSON_COLLATION)?;
+                if konst { &*cached.insert(compiled) } else { &compiled }
             }
         };
         let whole = [std::borrow::Cow::Owned(PathExpr { legs: Vec::new() })];
@@ -249,7 +248,7 @@ pub(super) fn json_search(c: &Call<'_, '_>, ctx: &mut EvalContext) -> Result<Vec
             let mut roots = Vec::new();
             locate(j, &path.legs, &mut at, &mut roots)?;
             for (mut at, v) in roots {
-                search_under(v, &pat, one, &mut at, &mut found)?;
+                search_under(v, pat, one, &mut at, &mut found)?;
             }
             if one && !found.is_empty() {
                 break;

@@ -246,12 +246,21 @@ fn like<'a>(
             return Ok(VecCol { data: ColData::Int(data), valid });
         }
         Meta::LikeDynamic(_, collate) => {
+            // A pattern compiles once per run of rows that repeat it (a pattern column often
+            // holds one value, or a few).
+            let mut last: Option<LikePattern> = None;
             for i in 0..n {
                 match (text.get(i), pattern.get(i), escape.get(i)) {
                     (Some(t), Some(p), Some(e)) => {
-                        check(p.len())?;
-                        let pat = LikePattern::compile(p, e, *collate)?;
+                        let pat = match last.take() {
+                            Some(q) if q.is(p, e) => q,
+                            _ => {
+                                check(p.len())?;
+                                LikePattern::compile(p, e, *collate)?
+                            }
+                        };
                         IntT::push(&mut out, Some(i64::from(pat.matches_with(t, &mut check)?)));
+                        last = Some(pat);
                     }
                     _ => out.push_null(),
                 }
