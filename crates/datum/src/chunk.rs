@@ -106,6 +106,16 @@ impl ChunkColumn {
         self.len == 0
     }
 
+    /// Makes room for `rows` more rows (their bytes too, for a fixed-size column), so
+    /// appending them does not grow the buffers one doubling at a time.
+    pub fn reserve(&mut self, rows: usize) {
+        self.bitmap.reserve(rows.div_ceil(8) + 1);
+        match self.elem {
+            Some(n) => self.data.reserve(rows.saturating_mul(n)),
+            None => self.offsets.reserve(rows),
+        }
+    }
+
     /// Removes every row, keeping the buffers.
     pub fn clear(&mut self) {
         self.len = 0;

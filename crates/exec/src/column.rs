@@ -49,12 +49,12 @@ impl ColData {
             EvalType::Int => ColData::Int(Vec::with_capacity(cap)),
             EvalType::Real => ColData::Real(Vec::with_capacity(cap)),
             EvalType::Decimal => ColData::Decimal(Vec::with_capacity(cap)),
-            EvalType::Bytes => ColData::Bytes(BytesVec::new()),
+            EvalType::Bytes => ColData::Bytes(BytesVec::with_capacity(cap, 0)),
             EvalType::DateTime => ColData::DateTime(Vec::with_capacity(cap)),
             EvalType::Duration => ColData::Duration(Vec::with_capacity(cap)),
-            EvalType::Json => ColData::Json(BytesVec::new()),
-            EvalType::Enum => ColData::Enum(BytesVec::new()),
-            EvalType::VectorFloat32 => ColData::Vector(BytesVec::new()),
+            EvalType::Json => ColData::Json(BytesVec::with_capacity(cap, 0)),
+            EvalType::Enum => ColData::Enum(BytesVec::with_capacity(cap, 0)),
+            EvalType::VectorFloat32 => ColData::Vector(BytesVec::with_capacity(cap, 0)),
         }
     }
 
@@ -139,7 +139,7 @@ pub struct VecCol {
 impl VecCol {
     /// An empty column of `et`.
     pub fn new(et: EvalType, cap: usize) -> VecCol {
-        VecCol { data: ColData::new(et, cap), valid: Bitmap::new() }
+        VecCol { data: ColData::new(et, cap), valid: Bitmap::with_capacity(cap) }
     }
 
     /// Number of rows.

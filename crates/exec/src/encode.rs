@@ -177,6 +177,7 @@ pub fn encode_chunk(
     let cols = columns(batch, offsets, schema)?;
     for (c, ft) in cols {
         let mut cc = ChunkColumn::for_type(ft.tp);
+        cc.reserve(batch.logical.len());
         for &r in &batch.logical {
             let r = r as usize;
             if !c.valid.get(r) {

@@ -16,6 +16,11 @@ impl Bitmap {
         Bitmap::default()
     }
 
+    /// An empty bitmap with room for `bits` rows.
+    pub fn with_capacity(bits: usize) -> Self {
+        Bitmap { words: Vec::with_capacity(bits.div_ceil(64)), len: 0, nulls: 0 }
+    }
+
     /// `n` valid rows.
     pub fn all_valid(n: usize) -> Self {
         let mut b = Bitmap::new();

@@ -302,7 +302,7 @@ fn new_column(col: &ScanCol, cap: usize) -> VecCol {
     match (col.et, u8::try_from(col.ft.decimal), col.ft.flen) {
         (EvalType::Decimal, Ok(scale), 1..=38) if scale <= crate::fixed::MAX_SCALE => VecCol {
             data: ColData::Fixed(FixedVec { m: Vec::with_capacity(cap), scale }),
-            valid: crate::column::Bitmap::new(),
+            valid: crate::column::Bitmap::with_capacity(cap),
         },
         _ => VecCol::new(col.et, cap),
     }
