@@ -121,7 +121,8 @@ pub use props::Properties;
 #[cfg(feature = "object-store")]
 pub use remote::{
     BlockBudget, DEFAULT_MAX_CONCURRENT_READS, DEFAULT_MAX_READ_SIZE, DEFAULT_OPEN_READ_SIZE,
-    PlannedRead, PrefetchPlan, Prefetched, ReaderOptions, RemoteCache, SstReader,
+    LOCAL_MAX_READ_SIZE, PlannedRead, PrefetchPlan, Prefetched, ReaderOptions, RemoteCache,
+    SstReader,
 };
 #[cfg(feature = "object-store")]
 pub use store::{

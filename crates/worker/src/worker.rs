@@ -202,7 +202,7 @@ pub struct WorkerBuilder {
     registry: Option<Registry>,
     block_cache: Option<BlockCache>,
     meta_cache: Option<MetaCache>,
-    reader_options: ReaderOptions,
+    reader_options: Option<ReaderOptions>,
     engine: Option<EngineConfig>,
     compute_threads: Option<usize>,
     disk_cache: Option<IaCache>,
@@ -247,9 +247,10 @@ impl WorkerBuilder {
         self
     }
 
-    /// Reads SST files with these options (ranged-read sizes, concurrency).
+    /// Reads SST files with these options (ranged-read sizes, concurrency). Default:
+    /// [`ReaderOptions::for_backend`] of the configured store.
     pub fn reader_options(mut self, options: ReaderOptions) -> Self {
-        self.reader_options = options;
+        self.reader_options = Some(options);
         self
     }
 
@@ -304,10 +305,15 @@ impl WorkerBuilder {
             limiter = limiter.probe(probe);
         }
         let limiter = limiter.build()?;
-        let store = match self.store {
-            Some(store) => store,
+        // Without options set, reads are sized for the configured backend (a store given to
+        // the builder gets the object-store defaults).
+        let (store, reader_options) = match self.store {
+            Some(store) => (store, self.reader_options.unwrap_or_default()),
             None => {
-                Arc::new(SstStore::from_config(&config.dfs.store_config()).map_err(Error::Store)?)
+                let cfg = config.dfs.store_config();
+                let options =
+                    self.reader_options.unwrap_or_else(|| ReaderOptions::for_backend(&cfg.backend));
+                (Arc::new(SstStore::from_config(&cfg).map_err(Error::Store)?), options)
             }
         };
         let block_bytes = config.cop_block_cache_size.resolve(limiter.memory_monitor().limit());
@@ -319,7 +325,7 @@ impl WorkerBuilder {
             block_cache.clone(),
             meta_cache.clone(),
         )?))?;
-        let mut reader = SstReader::new(store, block_cache, meta_cache, self.reader_options);
+        let mut reader = SstReader::new(store, block_cache, meta_cache, reader_options);
         let mut ia_metrics = None;
         let disk_cache = match self.disk_cache {
             Some(cache) => Some(cache),
@@ -476,7 +482,7 @@ impl Worker {
             registry: None,
             block_cache: None,
             meta_cache: None,
-            reader_options: ReaderOptions::default(),
+            reader_options: None,
             engine: None,
             compute_threads: None,
             disk_cache: None,
