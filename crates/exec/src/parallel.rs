@@ -2,43 +2,7 @@
 //! on its own (on any thread, over its own [`ScanSource`]), and the parts' answers combined
 //! into the one `coprocessor.Response` TiKV would give.
 //!
-//! The three steps are separate so a host can run the parts on its own pool:
-//! [`Engine::plan_split`] says whether and how a request splits ([`SplitPlan`], or [`Whole`]
-//! with the reason it runs on one thread), [`Engine::execute_part`] runs one part, and
-//! [`Engine::combine_parts`] joins the parts' answers. [`Engine::handle_split`] does all three
-//! on scoped threads.
-//!
-//! What splits, and how the parts combine (the DAG's executors after its scan):
-//!
-//! | shape | combination |
-//! |---|---|
-//! | Selection / Projection only | the parts' chunks in scan order |
-//! | … then a hash or stream aggregation with GROUP BY | the parts' partial rows concatenated in scan order (TiDB's final aggregation merges them; a stream aggregation's groups stay ordered, a group cut by a split point gives two adjacent partial rows, as one cut by a region boundary) |
-//! | … then an aggregation without GROUP BY | the partial row of every part whose aggregation saw a row (TiKV answers one row even over no input: such rows would be merged as NULL first rows, so they are dropped; if every part is empty, the first part's row, which is the serial answer) |
-//! | … then a TopN | the parts' top rows fed, in scan order, to a TopN of the same order and limit (stable: earlier rows win ties, so the rows equal the serial answer's) |
-//! | … then a Limit | the parts' rows in scan order, cut to the limit |
-//!
-//! Everything else runs whole ([`Whole`]): other request types (analyze, checksum), partition
-//! TopN and partition Limit, a rank Limit, any executor after an aggregation, TopN or Limit,
-//! requests with `max_keys_read` or `paging_size_bytes`, paging requests whose pages are
-//! smaller than [`MIN_SPLIT_PAGING_SIZE`], and a TopN or Limit whose limit is larger than the
-//! page (TiKV passes such a TopN's rows through unsorted).
-//!
-//! Paging: a page is a prefix of the ranges in scan order. The parts run with the request's
-//! page limits; their answers are taken in scan order while the rows and bytes taken so far
-//! stay within the page (`paging_size`, the engine's `max_response_bytes`), up to the first
-//! part that ended its own page early. The response's `range` is then the interval those
-//! parts scanned: forward `[first range start, where the last part taken stopped)`, backward
-//! `[where it stopped, last range end)`, exactly as TiDB reads it to ask for the next page.
-//! Parts past the page are wasted work, which is why small pages run whole.
-//!
-//! Responses: chunks in scan order (TypeDefault or TypeChunk, as asked); `output_counts`
-//! summed back onto the request's ranges (the rows the parts taken scanned); execution
-//! summaries per executor with the rows and iterations summed and the time the longest
-//! part's (the parts run at once), the top executor's rows those of the combined answer;
-//! warnings concatenated in scan order up to `max_warning_count`, their count summed. An
-//! error answers as the first part in scan order that the serial run would have reached
-//! with an error.
+//! What splits and how the parts combine: [`SplitPlan`].
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -74,7 +38,7 @@ pub const MIN_SPLIT_PAGING_SIZE: u64 = 4096;
 /// this many pairs.
 const SCAN_SPLIT_GROUP: usize = 64;
 
-/// How the parts' answers are combined (see the [module docs](self)).
+/// How the parts' answers are combined (see [`SplitPlan`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Combine {
@@ -103,7 +67,7 @@ pub enum Whole {
     /// The executors' shape has no correct combination of parts.
     #[error("unsplittable shape: {0}")]
     Shape(&'static str),
-    /// The request's page limits (see the [module docs](self)).
+    /// The request's page limits (see [`SplitPlan`]).
     #[error("paging: {0}")]
     Paging(&'static str),
     /// The ranges are unsorted or overlap.
@@ -116,6 +80,44 @@ pub enum Whole {
 
 /// A request cut into parts: what [`Engine::execute_part`] runs and
 /// [`Engine::combine_parts`] joins. Built by [`Engine::plan_split`].
+///
+/// The three steps are separate so a host can run the parts on its own pool:
+/// [`Engine::plan_split`] says whether and how a request splits ([`SplitPlan`], or [`Whole`]
+/// with the reason it runs on one thread), [`Engine::execute_part`] runs one part, and
+/// [`Engine::combine_parts`] joins the parts' answers. [`Engine::handle_split`] does all three
+/// on scoped threads.
+///
+/// What splits, and how the parts combine (the DAG's executors after its scan):
+///
+/// | shape | combination |
+/// |---|---|
+/// | Selection / Projection only | the parts' chunks in scan order |
+/// | … then a hash or stream aggregation with GROUP BY | the parts' partial rows concatenated in scan order (TiDB's final aggregation merges them; a stream aggregation's groups stay ordered, a group cut by a split point gives two adjacent partial rows, as one cut by a region boundary) |
+/// | … then an aggregation without GROUP BY | the partial row of every part whose aggregation saw a row (TiKV answers one row even over no input: such rows would be merged as NULL first rows, so they are dropped; if every part is empty, the first part's row, which is the serial answer) |
+/// | … then a TopN | the parts' top rows fed, in scan order, to a TopN of the same order and limit (stable: earlier rows win ties, so the rows equal the serial answer's) |
+/// | … then a Limit | the parts' rows in scan order, cut to the limit |
+///
+/// Everything else runs whole ([`Whole`]): other request types (analyze, checksum), partition
+/// TopN and partition Limit, a rank Limit, any executor after an aggregation, TopN or Limit,
+/// requests with `max_keys_read` or `paging_size_bytes`, paging requests whose pages are
+/// smaller than [`MIN_SPLIT_PAGING_SIZE`], and a TopN or Limit whose limit is larger than the
+/// page (TiKV passes such a TopN's rows through unsorted).
+///
+/// Paging: a page is a prefix of the ranges in scan order. The parts run with the request's
+/// page limits; their answers are taken in scan order while the rows and bytes taken so far
+/// stay within the page (`paging_size`, the engine's `max_response_bytes`), up to the first
+/// part that ended its own page early. The response's `range` is then the interval those
+/// parts scanned: forward `[first range start, where the last part taken stopped)`, backward
+/// `[where it stopped, last range end)`, exactly as TiDB reads it to ask for the next page.
+/// Parts past the page are wasted work, which is why small pages run whole.
+///
+/// Responses: chunks in scan order (TypeDefault or TypeChunk, as asked); `output_counts`
+/// summed back onto the request's ranges (the rows the parts taken scanned); execution
+/// summaries per executor with the rows and iterations summed and the time the longest
+/// part's (the parts run at once), the top executor's rows those of the combined answer;
+/// warnings concatenated in scan order up to `max_warning_count`, their count summed. An
+/// error answers as the first part in scan order that the serial run would have reached
+/// with an error.
 #[derive(Debug, Clone)]
 pub struct SplitPlan {
     /// The DAG each part runs (the request's, with execution summaries collected).
@@ -480,7 +482,7 @@ impl Engine {
     }
 
     /// Joins the parts' outputs (one per part of `plan`, any order) into the response the
-    /// whole request would have given (see the [module docs](self)).
+    /// whole request would have given (see [`SplitPlan`]).
     ///
     /// `Ok(None)` when the parts cannot answer as the whole request would: a Limit's rows
     /// reach the page's byte cap, where TiKV ends the page at a key the parts did not keep,
