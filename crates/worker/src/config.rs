@@ -42,10 +42,11 @@ pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(60);
 /// takes ~9 s at 1 Gbit/s).
 pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(60);
 /// Default `cop-parallel-min-bytes`: 8 MiB. A request whose ranges cover fewer bytes (SST
-/// blocks plus memtable rows) runs on one thread: at the engine's ~1–2 GB/s a core on TPC-H
-/// Q1/Q6 (`benches/benches/request_path.rs`, `worker_split`), 8 MiB is ~5 ms of work, two
-/// orders of magnitude above what a split costs (the split keys from the block indexes, a
-/// pool hop per part, the combination).
+/// blocks plus memtable rows) runs on one thread. Chosen by `benches/benches/request_path.rs`
+/// (`split/*`, SF 0.1): Q6 over 600 k lineitem rows takes 140 ms on one core, so 8 MiB of
+/// blocks (≈ 50 k rows) is ≈ 10 ms of work, where a split costs 1–3 ms (`split/engine2`
+/// against half of `split/engine1`: split keys, a pool hop per part, the combination,
+/// parts of unequal speed).
 pub const DEFAULT_COP_PARALLEL_MIN_BYTES: u64 = 8 << 20;
 /// Bounds of `thread-pool-size-factor` (upstream clamps to `1..=8`).
 pub const THREAD_POOL_SIZE_FACTOR_RANGE: (f64, f64) = (1.0, 8.0);
