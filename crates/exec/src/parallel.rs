@@ -760,11 +760,14 @@ impl Engine {
                     rows_meta: Vec::new(),
                 });
             }
+            // The whole run ends a page once its answer reaches the byte cap, at a batch
+            // boundary the parts do not share: an answer that reaches it is the whole
+            // run's to give (a TopN never ends a page early; only a Limit can get here).
+            if bytes >= byte_cap && plan.combine == Combine::Limit {
+                return Ok((chunks, Vec::new(), (Vec::new(), 0), true));
+            }
             if r.drained {
                 break;
-            }
-            if bytes >= byte_cap {
-                return Ok((chunks, Vec::new(), (Vec::new(), 0), true));
             }
             hint = (hint * BATCH_GROW_FACTOR).min(BATCH_MAX_SIZE);
         }
