@@ -7,7 +7,12 @@
 //! - `worker/warm/{q}`: `Worker::handle_coprocessor` on that envelope, caches warm (decode,
 //!   admission, rebuild plan, reservation, fetch from the block cache, execution, encoding);
 //! - `worker/cold/{q}`: the same with empty caches, every block read from the (in-memory)
-//!   object store and decompressed.
+//!   object store and decompressed;
+//! - `split/engine1/{q}` and `split/engine2/{q}`: the engine over the node's snapshot, whole
+//!   on one thread and cut at the snapshot's split keys into two parts on two threads
+//!   (`Engine::handle_split`);
+//! - `split/worker1/{q}` and `split/worker2/{q}`: `Worker::handle_coprocessor` warm on two
+//!   compute threads with `cop-parallelism = 1` (whole) and `2` (two parts).
 //!
 //! Lineitem in the `rowid` schema at `RCOP_BENCH_SF` (default 0.01), the newest 1,000 rows
 //! in the memtable.
@@ -41,6 +46,22 @@ fn worker(store: &Arc<rcop_sst::SstStore>) -> Worker {
         .expect("worker")
 }
 
+/// A worker on two compute threads running one request on up to `parallelism` of them.
+fn split_worker(store: &Arc<rcop_sst::SstStore>, parallelism: usize) -> Worker {
+    let config = WorkerConfig::from_toml(&format!(
+        "cop-block-cache-size = \"512MiB\"\ncop-parallelism = {parallelism}\n\
+         cop-parallel-min-bytes = \"64KiB\""
+    ))
+    .expect("config");
+    Worker::builder(config)
+        .store(Arc::clone(store))
+        .memory_probe(Arc::new(ManualMemoryProbe::new(1 << 30, 16 << 30)))
+        .cores(2)
+        .compute_threads(2)
+        .build()
+        .expect("worker")
+}
+
 fn bench(c: &mut Criterion) {
     let rt = runtime();
     let loaded = load(&["lineitem"], scale_factor(), 1_000, &LoadOptions::default());
@@ -57,6 +78,7 @@ fn bench(c: &mut Criterion) {
     let source = ShardSource::new(&loaded.shard);
     let engine = Engine::new(EngineConfig::default());
     let warm = worker(&loaded.store);
+    let (whole1, split2) = (split_worker(&loaded.store, 1), split_worker(&loaded.store, 2));
     let mut group = c.benchmark_group("request_path");
     for query in [dags::q1().expect("q1"), dags::q6().expect("q6")] {
         let req = dags::request(&query, KEYSPACE, &prefix, u64::from(KEYSPACE), loaded.read_ts);
@@ -94,7 +116,36 @@ fn bench(c: &mut Criterion) {
                 BatchSize::PerIteration,
             )
         });
+        // One request on two cores, against one core in the same run.
+        let split = snap.split_keys(&req.ranges, 2).expect("split keys");
+        let limits = rcop_exec::ExecLimits::default();
+        let parted = || {
+            engine
+                .handle_split(
+                    &req,
+                    &split.keys,
+                    || SnapScan::new(snap.scanner(req.start_ts)),
+                    &limits,
+                )
+                .expect("split")
+        };
+        assert!(parted().other_error.is_empty());
+        group.bench_function(format!("split/engine1/{name}"), |b| b.iter(local));
+        group.bench_function(format!("split/engine2/{name}"), |b| b.iter(parted));
+        for (label, w) in [("worker1", &whole1), ("worker2", &split2)] {
+            let reply = rt.block_on(w.handle_coprocessor(body.clone(), true));
+            assert_eq!(reply.status, 200, "{:?}", String::from_utf8_lossy(&reply.body));
+            group.bench_function(format!("split/{label}/{name}"), |b| {
+                b.iter(|| rt.block_on(w.handle_coprocessor(body.clone(), true)))
+            });
+        }
     }
+    let text = String::from_utf8(split2.metrics().encode_text()).expect("metrics");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("rcop_worker_split_requests_total ") && !l.ends_with(" 0")),
+        "the two-part worker split its requests"
+    );
     group.finish();
 }
 

@@ -430,7 +430,7 @@ impl Engine {
 
 /// The ByItems' expressions, built, with their `desc` flags. Keys order (and partitions
 /// compare) under their collation: one the engine cannot apply is an error.
-fn by_items(
+pub(crate) fn by_items(
     items: &[tipb::ByItem],
     schema: &[crate::types::FieldType],
     cfg: &EvalConfig,
@@ -504,7 +504,7 @@ impl PageLimits {
 
 /// The DAG's output offsets, checked against the root's schema (every output column must
 /// have a type the encoders know).
-fn output_offsets(
+pub(crate) fn output_offsets(
     dag: &tipb::DagRequest,
     schema: &[crate::types::FieldType],
 ) -> Result<Vec<usize>> {
@@ -531,7 +531,7 @@ pub fn error_response(e: &Error) -> tipb::SelectResponse {
     }
 }
 
-fn scan_error_response(e: ScanError) -> coprocessor::Response {
+pub(crate) fn scan_error_response(e: ScanError) -> coprocessor::Response {
     match e {
         ScanError::Locked(l) => coprocessor::Response { locked: Some(*l), ..Default::default() },
         ScanError::Region(r) => {

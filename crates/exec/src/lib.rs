@@ -10,6 +10,11 @@
 //! answered by [`analyze`], checksums (tp 105) by [`checksum`].
 //! [`Engine::handle_limited`] runs a request under [`ExecLimits`] — a deadline, a cancel flag
 //! and a [`MemoryBudget`] — and stops it with an [`Abort`] when one is reached.
+//! One request runs on many cores by parts of its key ranges: [`Engine::plan_split`] cuts it
+//! at split keys ([`SplitPlan`], or [`Whole`] when it must run on one thread),
+//! [`Engine::execute_part`] runs a part on any thread and [`Engine::combine_parts`] joins
+//! the parts' answers as TiKV would answer the whole ([`Engine::handle_split`] does all
+//! three on scoped threads).
 //!
 //! Executors ([`Executor`]) pass [`Batch`]es: physical columns decoded lazily (only the
 //! columns an expression reads, only for rows still selected) plus a selection vector.
@@ -75,6 +80,7 @@ mod exec;
 mod expr;
 mod fixed;
 mod limits;
+mod parallel;
 mod scan;
 mod types;
 
@@ -113,5 +119,8 @@ pub use expr::eval::eval as eval_expr;
 pub use expr::like::MAX_LIKE_PATTERN;
 pub use expr::{DEFAULT_MAX_DEPTH, Node, Value};
 pub use limits::{Abort, CHECK_EVERY, CappedBudget, ExecLimits, MemoryBudget};
+pub use parallel::{
+    Combine, MIN_SPLIT_PAGING_SIZE, PartOutput, SplitPlan, Whole, pick_split_keys, scan_split_keys,
+};
 pub use scan::{KeyRange, KvBatch, MemScanner, MemStore, ScanError, ScanSource, ScanStatus};
 pub use types::{Charset, EvalType, FLAG_NOT_NULL, FLAG_UNSIGNED, FieldType};

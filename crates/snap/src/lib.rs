@@ -25,6 +25,8 @@
 //!   ts, forward or backward, into caller-owned buffers ([`KvSink`]); [`Snapshot::get`] is
 //!   the point get. The executor's scan trait lives in `rcop-exec`, which does not depend on
 //!   this crate; the worker adapts a [`Scanner`] to it with a closure sink.
+//!   [`Snapshot::split_keys`] says where to cut a request's ranges into parts of about equal
+//!   bytes (block indexes and memtable rows, no I/O), for one request on many cores.
 //!
 //! ```
 //! use rcop_proto::coprocessor::KeyRange;
@@ -87,6 +89,7 @@ mod rebuild;
 mod scan;
 mod shard;
 mod snapshot;
+mod split;
 #[cfg(feature = "store")]
 mod txn_files;
 
@@ -100,3 +103,4 @@ pub use rebuild::{MAX_LEVEL, RebuildPlan, RebuildRequest, plan_rebuild};
 pub use scan::{KvSink, PairBuf, ScanStatus, Scanner};
 pub use shard::{FileIds, Shard, ShardConfig, ShardStats};
 pub use snapshot::{Level, MemSource, Snapshot};
+pub use split::RangeSplit;

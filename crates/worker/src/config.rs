@@ -41,6 +41,13 @@ pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(60);
 /// Default `body-read-timeout`: a request body must arrive whole within this (a 1 GiB body
 /// takes ~9 s at 1 Gbit/s).
 pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(60);
+/// Default `cop-parallel-min-bytes`: 8 MiB. A request whose ranges cover fewer bytes (SST
+/// blocks plus memtable rows) runs on one thread. Chosen by `benches/benches/request_path.rs`
+/// (`split/*`, SF 0.1): Q6 over 600 k lineitem rows takes 140 ms on one core, so 8 MiB of
+/// blocks (≈ 50 k rows) is ≈ 10 ms of work, where a split costs 1–3 ms (`split/engine2`
+/// against half of `split/engine1`: split keys, a pool hop per part, the combination,
+/// parts of unequal speed).
+pub const DEFAULT_COP_PARALLEL_MIN_BYTES: u64 = 8 << 20;
 /// Bounds of `thread-pool-size-factor` (upstream clamps to `1..=8`).
 pub const THREAD_POOL_SIZE_FACTOR_RANGE: (f64, f64) = (1.0, 8.0);
 
@@ -52,6 +59,9 @@ pub const THREAD_POOL_SIZE_FACTOR_RANGE: (f64, f64) = (1.0, 8.0);
 /// cop-max-resp-size = "32MiB"
 /// memory-upper-threshold = "80%"
 /// thread-pool-size-factor = 1.0
+/// # One heavy request on up to this many compute threads (0: all of them; 1: off).
+/// cop-parallelism = 0
+/// cop-parallel-min-bytes = "8MiB"
 /// # The worker's own directory: the disk cache of SST segments lives under it (off if empty).
 /// data-dir = "/var/lib/rcop"
 ///
@@ -98,6 +108,15 @@ pub struct WorkerConfig {
     pub max_request_size: ReadableSize,
     /// Compute threads = cores × this factor, clamped to `1.0..=8.0`.
     pub thread_pool_size_factor: f64,
+    /// Most compute threads one DAG request runs on: its ranges are cut into this many parts
+    /// of about equal bytes, each a job of the compute pool, and the parts' answers combined
+    /// as TiKV answers the whole. 0 (the default) = the number of compute threads; 1 runs
+    /// every request on one thread. A request splits only into threads that are idle when
+    /// it starts, so requests in a busy worker keep one thread each.
+    pub cop_parallelism: usize,
+    /// Requests whose ranges cover fewer bytes than this (SST data blocks and memtable
+    /// rows) run on one thread.
+    pub cop_parallel_min_bytes: ReadableSize,
     /// Open HTTP connections at most; further clients wait in the listen backlog.
     pub max_connections: usize,
     /// Time a client has to send a request's headers (also closes idle keep-alive
@@ -144,6 +163,8 @@ impl Default for WorkerConfig {
             cop_max_resp_size: ReadableSize(DEFAULT_MAX_RESP_SIZE),
             max_request_size: ReadableSize(DEFAULT_MAX_REQUEST_SIZE),
             thread_pool_size_factor: 1.0,
+            cop_parallelism: 0,
+            cop_parallel_min_bytes: ReadableSize(DEFAULT_COP_PARALLEL_MIN_BYTES),
             max_connections: DEFAULT_MAX_CONNECTIONS,
             header_read_timeout: ReadableDuration(DEFAULT_HEADER_READ_TIMEOUT),
             body_read_timeout: ReadableDuration(DEFAULT_BODY_READ_TIMEOUT),
@@ -201,6 +222,20 @@ impl WorkerConfig {
     #[must_use]
     pub fn with_thread_pool_size_factor(mut self, factor: f64) -> Self {
         self.thread_pool_size_factor = factor;
+        self
+    }
+
+    /// Sets [`cop_parallelism`](Self::cop_parallelism).
+    #[must_use]
+    pub fn with_cop_parallelism(mut self, parts: usize) -> Self {
+        self.cop_parallelism = parts;
+        self
+    }
+
+    /// Sets [`cop_parallel_min_bytes`](Self::cop_parallel_min_bytes).
+    #[must_use]
+    pub fn with_cop_parallel_min_bytes(mut self, bytes: ReadableSize) -> Self {
+        self.cop_parallel_min_bytes = bytes;
         self
     }
 

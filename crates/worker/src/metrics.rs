@@ -15,6 +15,9 @@ use rcop_sst::{BlockCache, LATENCY_BOUNDS, Latency, MetaCache, SstStore};
 
 use crate::error::Result;
 
+/// The `reason` labels of `rcop_worker_unsplit_requests_total`.
+pub(crate) const UNSPLIT_REASONS: [&str; 5] = ["small", "busy", "shape", "one_part", "redo"];
+
 /// The worker's metrics (reference §6.4) plus the limiter's, in one registry. Those marked
 /// `{path}` carry a `path` label: `http` for the offload (second way), `grpc` for the
 /// delegate path (first way).
@@ -45,6 +48,13 @@ use crate::error::Result;
 /// - `rcop_worker_ready`: 1 while `/readyz` answers 200;
 /// - `rcop_worker_cancelled_requests_total`: requests whose client went away (a closed
 ///   connection, a cancelled call) before the answer; their work stops at its next check;
+/// - `rcop_worker_split_requests_total`, `rcop_worker_split_parts_total`: DAG requests run
+///   as parts on several compute threads (`cop-parallelism`), and their parts;
+///   `rcop_worker_unsplit_requests_total{reason}`: DAG requests that ran on one thread while
+///   splitting was on (`small`: under `cop-parallel-min-bytes`; `busy`: fewer than two idle
+///   compute threads; `shape`: a DAG, page or range layout the parts cannot answer; `one_part`:
+///   the split keys leave one part; `redo`: split, then run whole because the parts could not
+///   answer as TiKV would);
 /// - `rcop_worker_remote_cache_reads_total{outcome}`: reads offered to the requesting storage
 ///   node's cache of recent files (`hit`, `miss`, `skipped` for files past the TTL);
 /// - `rcop_worker_keyspace_requests_total{keyspace}`,
@@ -75,6 +85,9 @@ pub struct WorkerMetrics {
     tls_refused: IntCounterVec,
     auth_refused: IntCounterVec,
     cancelled: IntCounter,
+    split_requests: IntCounter,
+    split_parts: IntCounter,
+    unsplit_requests: IntCounterVec,
     ready: IntGauge,
     open_connections: IntGauge,
     processing: IntGauge,
@@ -428,6 +441,27 @@ impl WorkerMetrics {
             "Requests whose client went away before the answer",
         )?;
         registry.register(Box::new(cancelled.clone()))?;
+        let split_requests = IntCounter::new(
+            "rcop_worker_split_requests_total",
+            "DAG requests run as parts on several compute threads",
+        )?;
+        registry.register(Box::new(split_requests.clone()))?;
+        let split_parts = IntCounter::new(
+            "rcop_worker_split_parts_total",
+            "Parts of the DAG requests run on several compute threads",
+        )?;
+        registry.register(Box::new(split_parts.clone()))?;
+        let unsplit_requests = IntCounterVec::new(
+            Opts::new(
+                "rcop_worker_unsplit_requests_total",
+                "DAG requests run on one thread while splitting is on, by reason",
+            ),
+            &["reason"],
+        )?;
+        for reason in UNSPLIT_REASONS {
+            unsplit_requests.with_label_values(&[reason]);
+        }
+        registry.register(Box::new(unsplit_requests.clone()))?;
         let ready = IntGauge::new(
             "rcop_worker_ready",
             "1 while the worker reports ready (/readyz): not draining, object store answering",
@@ -476,10 +510,25 @@ impl WorkerMetrics {
             tls_refused,
             auth_refused,
             cancelled,
+            split_requests,
+            split_parts,
+            unsplit_requests,
             ready,
             open_connections,
             processing,
         })
+    }
+
+    /// Counts a request run as `parts` parts.
+    pub(crate) fn count_split(&self, parts: usize) {
+        self.split_requests.inc();
+        self.split_parts.inc_by(parts as u64);
+    }
+
+    /// Counts a request run on one thread while splitting is on (a reason of
+    /// [`UNSPLIT_REASONS`]).
+    pub(crate) fn count_unsplit(&self, reason: &'static str) {
+        self.unsplit_requests.with_label_values(&[reason]).inc();
     }
 
     /// The registry holding every metric (add your own to it).

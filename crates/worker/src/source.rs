@@ -25,6 +25,16 @@ pub struct ScanStats {
     pub bytes_seen: u64,
 }
 
+impl ScanStats {
+    /// Adds another scan's counters (the parts of a split request).
+    pub(crate) fn add(&mut self, o: &ScanStats) {
+        self.processed_keys += o.processed_keys;
+        self.processed_bytes += o.processed_bytes;
+        self.keys_seen += o.keys_seen;
+        self.bytes_seen += o.bytes_seen;
+    }
+}
+
 /// A [`ScanSource`] over a snapshot's [`Scanner`]: the engine reads a rebuilt (or a local)
 /// snapshot through it.
 ///

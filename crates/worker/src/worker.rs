@@ -396,6 +396,15 @@ pub(crate) const PATH_HTTP: &str = "http";
 #[cfg_attr(not(feature = "grpc"), allow(dead_code))]
 pub(crate) const PATH_GRPC: &str = "grpc";
 
+/// What the engine's jobs of one request share: the snapshot and the request's limits.
+#[derive(Debug)]
+struct Run {
+    snapshot: Arc<rcop_snap::Snapshot<rcop_sst::Prefetched>>,
+    limits: rcop_exec::ExecLimits,
+    deadline: Instant,
+    cancel: Arc<std::sync::atomic::AtomicBool>,
+}
+
 /// Per-request facts for the log line and the exec details.
 #[derive(Debug)]
 pub(crate) struct Timings {
@@ -799,28 +808,14 @@ impl Worker {
             .with_label_values(&[path])
             .observe(snapshot_time.as_secs_f64());
 
-        let engine = self.engine.clone();
-        let start_ts = req.start_ts;
-        let cancel = Arc::clone(&cancelled);
         // The engine's state (groups, heaps, buffers, the response) grows the same
         // reservation as the snapshot; its deadline and cancel flag are the request's.
         let limits = rcop_exec::ExecLimits::default()
             .with_deadline(deadline)
             .with_cancel_flag(Arc::clone(&cancelled))
             .with_memory(Arc::clone(&budget) as Arc<dyn rcop_exec::MemoryBudget>);
-        let (outcome, stats, process) = self
-            .pool
-            .run(move || {
-                let started = Instant::now();
-                let mut scan = SnapScan::new(snapshot.scanner(start_ts))
-                    .with_deadline(deadline)
-                    .with_cancel(cancel);
-                let outcome = engine.handle_limited(&req, &mut scan, &limits);
-                // Permit and reservations go back when the work has stopped, not before.
-                drop((held, limits));
-                (outcome, scan.stats(), started.elapsed())
-            })
-            .await?;
+        let run = Run { snapshot: Arc::new(snapshot), limits, deadline, cancel: cancelled };
+        let (outcome, stats, process) = self.run_engine(req, run, held).await?;
         guard.done = true;
         let mut resp = match outcome {
             Ok(resp) => resp,
@@ -842,6 +837,159 @@ impl Worker {
         let timings = Timings { permit_wait, snapshot: snapshot_time, process };
         resp.exec_details_v2 = Some(exec_details(&timings, &stats, &ia_stats, received.elapsed()));
         Ok(Executed { resp, stats, timings, timeout, keyspace, tp })
+    }
+
+    /// Runs the request on the compute pool: split into parts on idle compute threads when
+    /// `cop-parallelism` allows, the request is heavy enough and its shape splits, else
+    /// whole on one thread. `held` (permit, reservations, body) lives until every job of
+    /// the request has stopped, even if this future is dropped.
+    async fn run_engine<H: Send + Sync + 'static>(
+        &self,
+        req: coprocessor::Request,
+        run: Run,
+        held: H,
+    ) -> Result<(std::result::Result<coprocessor::Response, rcop_exec::Abort>, ScanStats, Duration)>
+    {
+        let started = Instant::now();
+        let req = Arc::new(req);
+        let held = Arc::new(held);
+        let parts = self.split_parts(&req);
+        if parts >= 2 {
+            let (engine, snapshot, r) =
+                (self.engine.clone(), Arc::clone(&run.snapshot), Arc::clone(&req));
+            let min_bytes = self.config.cop_parallel_min_bytes.0;
+            // The split keys read the block indexes and sort: CPU work, on the pool.
+            let plan = self
+                .pool
+                .run(move || -> std::result::Result<rcop_exec::SplitPlan, &'static str> {
+                    let split = snapshot.split_keys(&r.ranges, parts).map_err(|_| "shape")?;
+                    if split.bytes < min_bytes {
+                        return Err("small");
+                    }
+                    engine.plan_split(&r, &split.keys).map_err(|w| match w {
+                        rcop_exec::Whole::OnePart => "one_part",
+                        _ => "shape",
+                    })
+                })
+                .await?;
+            match plan {
+                Ok(plan) => return self.run_split(req, run, held, plan, started).await,
+                Err(reason) => self.metrics.count_unsplit(reason),
+            }
+        } else if self.parallelism() >= 2 && req.tp == REQ_TYPE_DAG {
+            self.metrics.count_unsplit("busy");
+        }
+        let engine = self.engine.clone();
+        self.pool
+            .run(move || {
+                let mut scan = SnapScan::new(run.snapshot.scanner(req.start_ts))
+                    .with_deadline(run.deadline)
+                    .with_cancel(run.cancel);
+                let outcome = engine.handle_limited(&req, &mut scan, &run.limits);
+                // Permit and reservations go back when the work has stopped, not before.
+                drop((held, run.limits));
+                (outcome, scan.stats(), started.elapsed())
+            })
+            .await
+    }
+
+    /// The parts one DAG request may run as now: `cop-parallelism` (0: every compute
+    /// thread), at most the threads idle now; 1 or 0 runs it whole.
+    fn split_parts(&self, req: &coprocessor::Request) -> usize {
+        if req.tp != REQ_TYPE_DAG {
+            return 1;
+        }
+        self.parallelism().min(self.pool.idle_threads())
+    }
+
+    /// `cop-parallelism` resolved: 0 is the number of compute threads.
+    fn parallelism(&self) -> usize {
+        match self.config.cop_parallelism {
+            0 => self.pool.threads(),
+            n => n,
+        }
+    }
+
+    /// Runs the parts of `plan` as jobs of the compute pool, then combines them on it.
+    async fn run_split<H: Send + Sync + 'static>(
+        &self,
+        req: Arc<coprocessor::Request>,
+        run: Run,
+        held: Arc<H>,
+        plan: rcop_exec::SplitPlan,
+        started: Instant,
+    ) -> Result<(std::result::Result<coprocessor::Response, rcop_exec::Abort>, ScanStats, Duration)>
+    {
+        self.metrics.count_split(plan.parts());
+        let plan = Arc::new(plan);
+        // Every part is queued before any is awaited: they run at once on idle threads.
+        let mut jobs = Vec::with_capacity(plan.parts());
+        for i in 0..plan.parts() {
+            let (engine, plan, held) = (self.engine.clone(), Arc::clone(&plan), Arc::clone(&held));
+            let (snapshot, limits) = (Arc::clone(&run.snapshot), run.limits.clone());
+            let (deadline, cancel) = (run.deadline, Arc::clone(&run.cancel));
+            let start_ts = req.start_ts;
+            jobs.push(self.pool.submit(move || {
+                let mut scan = SnapScan::new(snapshot.scanner(start_ts))
+                    .with_deadline(deadline)
+                    .with_cancel(Arc::clone(&cancel));
+                let out = engine.execute_part(&plan, i, &mut scan, &limits);
+                if let Err(rcop_exec::Abort::OverBudget { .. }) = &out {
+                    // The request stops: the other parts need not run on.
+                    cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+                drop((held, limits));
+                (out, scan.stats())
+            })?);
+        }
+        let mut done = Vec::with_capacity(jobs.len());
+        for job in jobs {
+            done.push(job.wait().await);
+        }
+        let mut stats = ScanStats::default();
+        let mut outputs = Vec::with_capacity(done.len());
+        let mut abort: Option<rcop_exec::Abort> = None;
+        for r in done {
+            let (out, s) = r?;
+            stats.add(&s);
+            match out {
+                Ok(o) => outputs.push(o),
+                // The first abort that is not the cancel set for it.
+                Err(a) => match abort {
+                    None | Some(rcop_exec::Abort::Cancelled) => abort = Some(a),
+                    Some(_) => {}
+                },
+            }
+        }
+        if let Some(a) = abort {
+            return Ok((Err(a), stats, started.elapsed()));
+        }
+        let engine = self.engine.clone();
+        let (outcome, redo_stats) = self
+            .pool
+            .run(move || {
+                let combined = engine.combine_parts(&plan, outputs, &run.limits);
+                let out = match combined {
+                    Ok(Some(resp)) => (Ok(resp), None),
+                    Ok(None) => {
+                        // The parts cannot answer as TiKV would: the request runs whole.
+                        let mut scan = SnapScan::new(run.snapshot.scanner(req.start_ts))
+                            .with_deadline(run.deadline)
+                            .with_cancel(run.cancel);
+                        let outcome = engine.handle_limited(&req, &mut scan, &run.limits);
+                        (outcome, Some(scan.stats()))
+                    }
+                    Err(a) => (Err(a), None),
+                };
+                drop((held, run.limits));
+                out
+            })
+            .await?;
+        if let Some(s) = redo_stats {
+            self.metrics.count_unsplit("redo");
+            stats.add(&s);
+        }
+        Ok((outcome, stats, started.elapsed()))
     }
 
     /// Counts a successful response of `bytes` for the keyspace window and the metrics.
