@@ -11,6 +11,24 @@ use crate::column::{ColData, Elem, EnumT, VecCol};
 use crate::error::{Error, Feature, Result};
 use crate::types::FieldType;
 
+/// The rows of `batch` (logical rows, columns `offsets`) as one response chunk's bytes, in
+/// TypeChunk when `chunked`, else TypeDefault. Every column listed must have been decoded.
+pub(crate) fn encode_rows(
+    batch: &Batch,
+    offsets: &[usize],
+    schema: &[FieldType],
+    tz: &Tz,
+    chunked: bool,
+) -> Result<Vec<u8>> {
+    let mut data = Vec::new();
+    if chunked {
+        encode_chunk(batch, offsets, schema, &mut data)?;
+    } else {
+        encode_default(batch, offsets, schema, tz, &mut data)?;
+    }
+    Ok(data)
+}
+
 /// Appends the TypeDefault rows of `batch` (logical rows, columns `offsets`) to `out`.
 ///
 /// Every column listed must have been decoded.

@@ -358,12 +358,7 @@ impl Engine {
             let mut r = root.next_batch(hint, &mut env)?;
             if !r.batch.is_empty() {
                 r.batch.ensure(&offsets, env.ctx)?;
-                let mut data = Vec::new();
-                if chunked {
-                    encode::encode_chunk(&r.batch, &offsets, &schema, &mut data)?;
-                } else {
-                    encode::encode_default(&r.batch, &offsets, &schema, &tz, &mut data)?;
-                }
+                let data = encode::encode_rows(&r.batch, &offsets, &schema, &tz, chunked)?;
                 rows += r.batch.len();
                 bytes += data.len();
                 env.ctx.account(&mut chunks_accounted, bytes + chunks.len() * CHUNK_OVERHEAD)?;

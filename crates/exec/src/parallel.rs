@@ -747,12 +747,7 @@ impl Engine {
             let mut r = root.next_batch(hint, &mut env)?;
             if !r.batch.is_empty() {
                 r.batch.ensure(&offsets, env.ctx)?;
-                let mut data = Vec::new();
-                if chunked {
-                    encode::encode_chunk(&r.batch, &offsets, &schema, &mut data)?;
-                } else {
-                    encode::encode_default(&r.batch, &offsets, &schema, &tz, &mut data)?;
-                }
+                let data = encode::encode_rows(&r.batch, &offsets, &schema, &tz, chunked)?;
                 bytes += data.len();
                 env.ctx.account(&mut accounted, bytes)?;
                 chunks.push(tipb::Chunk {

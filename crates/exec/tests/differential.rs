@@ -8,8 +8,6 @@ mod support;
 
 use proptest::prelude::*;
 use prost::Message;
-use rcop_datum::chunk::{ChunkColumnRef, fixed_size_of, mysql_type as mt};
-use rcop_datum::{Datum, Decimal, Reader, Tz};
 use rcop_exec::{Engine, KeyRange};
 use rcop_proto::tipb;
 use support::corpus::{Case, TableSpec, build_dag, build_table};
@@ -73,59 +71,7 @@ fn engine_rows(t: &support::corpus::Table, c: &Case, chunk: bool) -> Result<Vec<
     if let Some(e) = sel.error {
         return Err(e.msg.unwrap_or_default());
     }
-    let mut out = Vec::new();
-    for ch in &sel.chunks {
-        let data = ch.rows_data.as_deref().unwrap_or(&[]);
-        if chunk {
-            let mut r = Reader::new(data);
-            let cols: Vec<_> = fts
-                .iter()
-                .map(|f| {
-                    ChunkColumnRef::decode(&mut r, fixed_size_of(f.tp.unwrap() as u8)).unwrap()
-                })
-                .collect();
-            for i in 0..cols.first().map_or(0, ChunkColumnRef::len) {
-                let row: Vec<String> = cols
-                    .iter()
-                    .zip(&fts)
-                    .map(|(col, f)| match col.get(i).filter(|_| !col.is_null(i)) {
-                        None => "\\N".to_string(),
-                        Some(b) => match f.tp.unwrap() as u8 {
-                            mt::NEW_DECIMAL => Decimal::from_chunk_bytes(b).unwrap().to_string(),
-                            mt::LONG_LONG if f.flag.unwrap_or(0) & 32 != 0 => {
-                                u64::from_le_bytes(b.try_into().unwrap()).to_string()
-                            }
-                            mt::LONG_LONG => i64::from_le_bytes(b.try_into().unwrap()).to_string(),
-                            _ => String::from_utf8_lossy(b).into_owned(),
-                        },
-                    })
-                    .collect();
-                out.push(row.join(" | "));
-            }
-        } else {
-            let ds = Datum::decode_all(data).unwrap();
-            for row in ds.chunks(fts.len().max(1)) {
-                let r: Vec<String> = row
-                    .iter()
-                    .zip(&fts)
-                    .map(|(d, f)| {
-                        render(
-                            &reference::from_datum(
-                                d.clone(),
-                                f.tp.unwrap(),
-                                f.flag.unwrap_or(0) as i32,
-                                f.decimal.unwrap_or(0),
-                                &Tz::utc(),
-                            )
-                            .unwrap(),
-                        )
-                    })
-                    .collect();
-                out.push(r.join(" | "));
-            }
-        }
-    }
-    Ok(out)
+    Ok(reference::response_rows(&sel, &fts, chunk))
 }
 
 proptest! {

@@ -14,15 +14,14 @@ use std::sync::atomic::AtomicBool;
 
 use proptest::prelude::*;
 use prost::Message;
-use rcop_datum::chunk::{ChunkColumnRef, fixed_size_of, mysql_type as mt};
-use rcop_datum::{Datum, Decimal, Reader, Tz, key};
+use rcop_datum::{Decimal, key};
 use rcop_exec::{
     Abort, CappedBudget, Combine, Engine, EngineConfig, ExecLimits, KeyRange, MemStore, Whole,
 };
 use rcop_proto::{coprocessor, tipb};
 use support::corpus::{Case, Table, TableSpec, build_dag, build_table};
 use support::dag::request;
-use support::reference::{self, render};
+use support::reference;
 
 const TABLE: i64 = 77;
 
@@ -177,63 +176,6 @@ fn ranges(bounds: &[i64]) -> Vec<coprocessor::KeyRange> {
         .collect()
 }
 
-/// The rows of a response, rendered.
-fn decode_rows(sel: &tipb::SelectResponse, fts: &[tipb::FieldType], chunk: bool) -> Vec<String> {
-    let mut out = Vec::new();
-    for ch in &sel.chunks {
-        let data = ch.rows_data.as_deref().unwrap_or(&[]);
-        if chunk {
-            let mut r = Reader::new(data);
-            let cols: Vec<_> = fts
-                .iter()
-                .map(|f| {
-                    ChunkColumnRef::decode(&mut r, fixed_size_of(f.tp.unwrap() as u8)).unwrap()
-                })
-                .collect();
-            for i in 0..cols.first().map_or(0, ChunkColumnRef::len) {
-                let row: Vec<String> = cols
-                    .iter()
-                    .zip(fts)
-                    .map(|(col, f)| match col.get(i).filter(|_| !col.is_null(i)) {
-                        None => "\\N".to_string(),
-                        Some(b) => match f.tp.unwrap() as u8 {
-                            mt::NEW_DECIMAL => Decimal::from_chunk_bytes(b).unwrap().to_string(),
-                            mt::LONG_LONG if f.flag.unwrap_or(0) & 32 != 0 => {
-                                u64::from_le_bytes(b.try_into().unwrap()).to_string()
-                            }
-                            mt::LONG_LONG => i64::from_le_bytes(b.try_into().unwrap()).to_string(),
-                            _ => String::from_utf8_lossy(b).into_owned(),
-                        },
-                    })
-                    .collect();
-                out.push(row.join(" | "));
-            }
-        } else {
-            let ds = Datum::decode_all(data).unwrap();
-            for row in ds.chunks(fts.len().max(1)) {
-                let r: Vec<String> = row
-                    .iter()
-                    .zip(fts)
-                    .map(|(d, f)| {
-                        render(
-                            &reference::from_datum(
-                                d.clone(),
-                                f.tp.unwrap(),
-                                f.flag.unwrap_or(0) as i32,
-                                f.decimal.unwrap_or(0),
-                                &Tz::utc(),
-                            )
-                            .unwrap(),
-                        )
-                    })
-                    .collect();
-                out.push(r.join(" | "));
-            }
-        }
-    }
-    out
-}
-
 /// What TiDB's final aggregation makes of partial rows: one row per group key, sorted.
 fn final_agg(rows: &[String], ops: &[Op], keys: usize) -> Vec<String> {
     let mut groups: BTreeMap<Vec<String>, Vec<String>> = BTreeMap::new();
@@ -311,7 +253,7 @@ fn answer(
             warnings: 0,
         };
     }
-    let rows = decode_rows(&sel, fts, chunk);
+    let rows = reference::response_rows(&sel, fts, chunk);
     let rows = match kind {
         Kind::Agg { ops, keys } => final_agg(&rows, ops, keys),
         _ => rows,
@@ -541,13 +483,13 @@ fn aggregates_without_group_by_keep_one_row_per_part_that_saw_input() {
     let keys = vec![record_key(30), record_key(200)];
     let resp = split_req(&Engine::default(), &t.store, &req, &keys);
     let sel = tipb::SelectResponse::decode(resp.data).unwrap();
-    assert_eq!(decode_rows(&sel, &fts, false), ["29 | 1", "71 | 30"]);
+    assert_eq!(reference::response_rows(&sel, &fts, false), ["29 | 1", "71 | 30"]);
     // Over no rows at all, the one row the whole request gives.
     let req = request(&dag, ranges(&[300, 400, 500, 600]));
     let keys = vec![record_key(450)];
     let resp = split_req(&Engine::default(), &t.store, &req, &keys);
     let sel = tipb::SelectResponse::decode(resp.data).unwrap();
-    assert_eq!(decode_rows(&sel, &fts, false), ["0 | \\N"]);
+    assert_eq!(reference::response_rows(&sel, &fts, false), ["0 | \\N"]);
 }
 
 #[test]
