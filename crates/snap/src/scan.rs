@@ -91,6 +91,12 @@ pub enum ScanStatus {
     Done,
 }
 
+/// Fast-path runs in a row that may end before their first key before the scanner stops
+/// trying for [`SOLO_COOLDOWN`] keys.
+const SOLO_MISSES: u32 = 8;
+/// Keys merged without trying the fast path after [`SOLO_MISSES`] empty runs.
+const SOLO_COOLDOWN: u32 = 256;
+
 /// A cursor over one source, positioned on a key (all versions of a key count as one step).
 #[derive(Debug)]
 pub(crate) enum Cursor<'a, S> {
@@ -576,13 +582,17 @@ pub struct Scanner<'a, S> {
     key: Vec<u8>,
     at: Vec<usize>,
     /// Fast path of the merge: `Some(i)` when only cursor `i` held the current key and every
-    /// other cursor is at [`fence`](Self::fence) or beyond; until cursor `i` reaches the
-    /// fence it is the only source and the other cursors need not be compared.
+    /// other cursor is at the [`fence`](Self::fence)'s key or beyond; until cursor `i` reaches
+    /// that key it is the only source and the other cursors need not be compared.
     solo: Option<usize>,
-    /// The nearest key of the cursors other than the `solo` one (`None`: all exhausted).
-    fence: Option<Vec<u8>>,
-    /// Spare buffer for [`fence`](Self::fence), to keep its allocation.
-    fence_buf: Vec<u8>,
+    /// The cursor holding the nearest key after the `solo` cursor's (`None`: every other
+    /// cursor is exhausted). Other cursors do not move while the solo one runs, so its key
+    /// is read in place.
+    fence: Option<usize>,
+    /// Fast-path runs in a row that ended before their first key.
+    solo_misses: u32,
+    /// Keys left to merge before the fast path is tried again.
+    solo_cooldown: u32,
     keys_seen: u64,
     /// Key bytes of the keys examined plus value bytes of their visible versions.
     bytes_seen: u64,
@@ -603,7 +613,8 @@ impl<'a, S: BlockSource> Scanner<'a, S> {
             at: Vec::new(),
             solo: None,
             fence: None,
-            fence_buf: Vec::new(),
+            solo_misses: 0,
+            solo_cooldown: 0,
             keys_seen: 0,
             bytes_seen: 0,
             batch_key_limit: u64::MAX,
@@ -687,10 +698,26 @@ impl<'a, S: BlockSource> Scanner<'a, S> {
                 return Ok(ScanStatus::More);
             }
             if self.solo.is_some() {
-                let limit = self.batch_key_limit.saturating_sub(self.keys_seen - seen_before);
-                n += self.run_solo(max_pairs - n, limit, out)?;
-                if n >= max_pairs || self.keys_seen - seen_before >= self.batch_key_limit {
-                    continue;
+                if self.solo_cooldown > 0 {
+                    self.solo_cooldown -= 1;
+                } else {
+                    let limit = self.batch_key_limit.saturating_sub(self.keys_seen - seen_before);
+                    let keys_before = self.keys_seen;
+                    n += self.run_solo(max_pairs - n, limit, out)?;
+                    // Sources that interleave key by key end every run at once: after
+                    // SOLO_MISSES such runs, merge SOLO_COOLDOWN keys before trying again.
+                    if self.keys_seen == keys_before {
+                        self.solo_misses += 1;
+                        if self.solo_misses >= SOLO_MISSES {
+                            self.solo_misses = 0;
+                            self.solo_cooldown = SOLO_COOLDOWN;
+                        }
+                    } else {
+                        self.solo_misses = 0;
+                    }
+                    if n >= max_pairs || self.keys_seen - seen_before >= self.batch_key_limit {
+                        continue;
+                    }
                 }
             }
             let Some(found) = self.peek()? else {
@@ -734,9 +761,27 @@ impl<'a, S: BlockSource> Scanner<'a, S> {
             bytes_seen,
             ..
         } = self;
-        let Some(c) = solo.and_then(|i| cursors.get_mut(i)) else {
+        let Some(i) = *solo else {
             return Ok(0);
         };
+        // The solo cursor, mutable, beside the fence's, read only.
+        let (c, f) = match *fence {
+            Some(j) if j < i => {
+                let (l, r) = cursors.split_at_mut(i);
+                (r.first_mut(), l.get(j))
+            }
+            Some(j) if j > i => {
+                let (l, r) = cursors.split_at_mut(j);
+                (l.get_mut(i), r.first())
+            }
+            Some(_) => (None, None),
+            None => (cursors.get_mut(i), None),
+        };
+        let Some(c) = c else {
+            *solo = None;
+            return Ok(0);
+        };
+        let fence_key = f.map(|f| f.key());
         let (mut n, mut keys) = (0usize, 0u64);
         while n < max_pairs && keys < max_keys {
             let it = match c {
@@ -751,13 +796,18 @@ impl<'a, S: BlockSource> Scanner<'a, S> {
                 break;
             }
             let k = it.key();
-            let go_on = match (fence.as_deref(), *desc) {
-                (None, false) => range.before_end(k),
-                (None, true) => k >= range.start.as_slice(),
-                (Some(f), false) => k < f && range.before_end(k),
-                (Some(f), true) => k > f && k >= range.start.as_slice(),
+            let before_fence = match (fence_key, *desc) {
+                (None, _) => true,
+                (Some(f), false) => k < f,
+                (Some(f), true) => k > f,
             };
-            if !go_on {
+            if !before_fence {
+                // The other sources are back in play: the merge takes over.
+                *solo = None;
+                break;
+            }
+            let in_range = if *desc { k >= range.start.as_slice() } else { range.before_end(k) };
+            if !in_range {
                 break;
             }
             let v = it.value();
@@ -789,9 +839,7 @@ impl<'a, S: BlockSource> Scanner<'a, S> {
         if self.state != State::Running {
             return Ok(None);
         }
-        let Scanner {
-            cursors, key, at, range, desc, read_ts, snap, solo, fence, fence_buf, ..
-        } = self;
+        let Scanner { cursors, key, at, range, desc, read_ts, snap, solo, fence, .. } = self;
         at.clear();
         // The fast path: the cursor alone on the previous key is still before every other.
         let mut best: Option<&[u8]> = None;
@@ -800,7 +848,7 @@ impl<'a, S: BlockSource> Scanner<'a, S> {
             && c.valid()
         {
             let k = c.key();
-            let before_fence = match fence.as_deref() {
+            let before_fence = match fence.and_then(|j| cursors.get(j)).map(|f| f.key()) {
                 None => true,
                 Some(f) if *desc => k > f,
                 Some(f) => k < f,
@@ -813,8 +861,9 @@ impl<'a, S: BlockSource> Scanner<'a, S> {
         if best.is_none() {
             // One pass: the smallest (largest when descending) key, every cursor on it, and
             // the nearest key after it (the fence of the fast path when one cursor holds it).
-            let mut second: Option<&[u8]> = None;
+            let mut second: Option<(usize, &[u8])> = None;
             let before = |a: &[u8], b: &[u8]| if *desc { a > b } else { a < b };
+            let mut best_at = 0;
             for (i, c) in cursors.iter().enumerate() {
                 if !c.valid() {
                     continue;
@@ -827,15 +876,16 @@ impl<'a, S: BlockSource> Scanner<'a, S> {
                 };
                 match ord {
                     Ordering::Less => {
-                        second = best;
+                        second = best.map(|b| (best_at, b));
                         best = Some(k);
+                        best_at = i;
                         at.clear();
                         at.push(i);
                     }
                     Ordering::Equal => at.push(i),
                     Ordering::Greater => {
-                        if second.is_none_or(|s| before(k, s)) {
-                            second = Some(k);
+                        if second.is_none_or(|(_, s)| before(k, s)) {
+                            second = Some((i, k));
                         }
                     }
                 }
@@ -843,19 +893,7 @@ impl<'a, S: BlockSource> Scanner<'a, S> {
             *solo = None;
             if let [only] = at.as_slice() {
                 *solo = Some(*only);
-                match second {
-                    Some(s) => {
-                        let mut f = fence.take().unwrap_or_else(|| std::mem::take(fence_buf));
-                        f.clear();
-                        f.extend_from_slice(s);
-                        *fence = Some(f);
-                    }
-                    None => {
-                        if let Some(f) = fence.take() {
-                            *fence_buf = f;
-                        }
-                    }
-                }
+                *fence = second.map(|(j, _)| j);
             }
         }
         let Some(k) = best else {
