@@ -400,17 +400,7 @@ impl Engine {
         if dag.collect_execution_summaries == Some(true) {
             let mut stats: Vec<ExecStats> = Vec::new();
             root.collect_stats(&mut stats);
-            response.execution_summaries = stats
-                .iter()
-                .zip(&dag.executors)
-                .map(|(s, e)| tipb::ExecutorExecutionSummary {
-                    time_processed_ns: Some(s.time_processed_ns),
-                    num_produced_rows: Some(s.num_produced_rows),
-                    num_iterations: Some(s.num_iterations),
-                    executor_id: e.executor_id.clone(),
-                    ..Default::default()
-                })
-                .collect();
+            response.execution_summaries = execution_summaries(&stats, &dag.executors);
         }
         let (warnings, count) = ctx.take_warnings();
         response.warnings = warnings;
@@ -524,6 +514,24 @@ pub fn error_response(e: &Error) -> tipb::SelectResponse {
         error: Some(tipb::Error { code: Some(e.code()), msg: Some(e.to_string()) }),
         ..Default::default()
     }
+}
+
+/// The `execution_summaries` of a response: one per executor, in the DAG's order.
+pub(crate) fn execution_summaries(
+    stats: &[ExecStats],
+    executors: &[tipb::Executor],
+) -> Vec<tipb::ExecutorExecutionSummary> {
+    stats
+        .iter()
+        .zip(executors)
+        .map(|(s, e)| tipb::ExecutorExecutionSummary {
+            time_processed_ns: Some(s.time_processed_ns),
+            num_produced_rows: Some(s.num_produced_rows),
+            num_iterations: Some(s.num_iterations),
+            executor_id: e.executor_id.clone(),
+            ..Default::default()
+        })
+        .collect()
 }
 
 pub(crate) fn scan_error_response(e: ScanError) -> coprocessor::Response {

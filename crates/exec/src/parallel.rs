@@ -17,7 +17,8 @@ use crate::ctx::{EvalConfig, EvalContext};
 use crate::encode;
 use crate::engine::{
     BATCH_GROW_FACTOR, BATCH_INITIAL_SIZE, BATCH_MAX_SIZE, Engine, PageLimits, build_executors,
-    by_items, error_response, output_offsets, scan_error_response, unserved_field,
+    by_items, error_response, execution_summaries, output_offsets, scan_error_response,
+    unserved_field,
 };
 use crate::error::{Error, Result};
 use crate::exec::{
@@ -943,17 +944,7 @@ impl SplitPlan {
             ..Default::default()
         };
         if self.summaries {
-            response.execution_summaries = stats
-                .iter()
-                .zip(&self.dag.executors)
-                .map(|(s, e)| tipb::ExecutorExecutionSummary {
-                    time_processed_ns: Some(s.time_processed_ns),
-                    num_produced_rows: Some(s.num_produced_rows),
-                    num_iterations: Some(s.num_iterations),
-                    executor_id: e.executor_id.clone(),
-                    ..Default::default()
-                })
-                .collect();
+            response.execution_summaries = execution_summaries(stats, &self.dag.executors);
         }
         response.warnings = warnings.kept;
         response.warning_count = Some(warnings.count);

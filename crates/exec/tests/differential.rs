@@ -10,21 +10,10 @@ use proptest::prelude::*;
 use prost::Message;
 use rcop_exec::{Engine, KeyRange};
 use rcop_proto::tipb;
+use support::cells::{cell_dec, cell_int, cell_str};
 use support::corpus::{Case, TableSpec, build_dag, build_table};
 use support::dag::{request, table_range};
 use support::reference::{self, render};
-
-fn cell_int() -> impl Strategy<Value = String> {
-    prop_oneof![1 => Just("\\N".to_string()), 5 => (-9i64..9).prop_map(|v| v.to_string())]
-}
-
-fn cell_dec() -> impl Strategy<Value = String> {
-    prop_oneof![1 => Just("\\N".to_string()), 5 => (-999i64..999).prop_map(|v| format!("{}{}.{:02}", if v < 0 { "-" } else { "" }, v.abs() / 100, v.abs() % 100))]
-}
-
-fn cell_str() -> impl Strategy<Value = String> {
-    prop_oneof![1 => Just("\\N".to_string()), 5 => "[ab]{1,2}"]
-}
 
 fn rows() -> impl Strategy<Value = Vec<String>> {
     proptest::collection::vec((cell_int(), cell_int(), cell_dec(), cell_str()), 0..30).prop_map(

@@ -19,6 +19,7 @@ use rcop_exec::{
     Abort, CappedBudget, Combine, Engine, EngineConfig, ExecLimits, KeyRange, MemStore, Whole,
 };
 use rcop_proto::{coprocessor, tipb};
+use support::cells::{cell_dec, cell_int, cell_str};
 use support::corpus::{Case, Table, TableSpec, build_dag, build_table};
 use support::dag::request;
 use support::reference;
@@ -42,18 +43,6 @@ enum Op {
     Max,
     Min,
     First,
-}
-
-fn cell_int() -> impl Strategy<Value = String> {
-    prop_oneof![1 => Just("\\N".to_string()), 5 => (-9i64..9).prop_map(|v| v.to_string())]
-}
-
-fn cell_dec() -> impl Strategy<Value = String> {
-    prop_oneof![1 => Just("\\N".to_string()), 5 => (-999i64..999).prop_map(|v| format!("{}{}.{:02}", if v < 0 { "-" } else { "" }, v.abs() / 100, v.abs() % 100))]
-}
-
-fn cell_str() -> impl Strategy<Value = String> {
-    prop_oneof![1 => Just("\\N".to_string()), 5 => "[ab]{1,2}"]
 }
 
 /// Rows with handles 1..=n (some deleted: a gap of handles).

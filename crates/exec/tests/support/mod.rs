@@ -7,6 +7,7 @@
 )]
 
 pub mod alloc;
+pub mod cells;
 pub mod corpus;
 pub mod dag;
 pub mod items;
