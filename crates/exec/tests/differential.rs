@@ -6,11 +6,16 @@
 
 mod support;
 
+/// Random cells of the corpus tables (proptest strategies: not in `support`, which crates
+/// without proptest include too).
+#[path = "support/cells.rs"]
+mod cells;
+
+use cells::{cell_dec, cell_int, cell_str};
 use proptest::prelude::*;
 use prost::Message;
 use rcop_exec::{Engine, KeyRange};
 use rcop_proto::tipb;
-use support::cells::{cell_dec, cell_int, cell_str};
 use support::corpus::{Case, TableSpec, build_dag, build_table};
 use support::dag::{request, table_range};
 use support::reference::{self, render};

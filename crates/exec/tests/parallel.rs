@@ -8,10 +8,16 @@
 
 mod support;
 
+/// Random cells of the corpus tables (proptest strategies: not in `support`, which crates
+/// without proptest include too).
+#[path = "support/cells.rs"]
+mod cells;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
+use cells::{cell_dec, cell_int, cell_str};
 use proptest::prelude::*;
 use prost::Message;
 use rcop_datum::{Decimal, key};
@@ -19,7 +25,6 @@ use rcop_exec::{
     Abort, CappedBudget, Combine, Engine, EngineConfig, ExecLimits, KeyRange, MemStore, Whole,
 };
 use rcop_proto::{coprocessor, tipb};
-use support::cells::{cell_dec, cell_int, cell_str};
 use support::corpus::{Case, Table, TableSpec, build_dag, build_table};
 use support::dag::request;
 use support::reference;

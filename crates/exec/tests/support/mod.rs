@@ -7,7 +7,6 @@
 )]
 
 pub mod alloc;
-pub mod cells;
 pub mod corpus;
 pub mod dag;
 pub mod items;
