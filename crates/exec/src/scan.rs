@@ -6,6 +6,7 @@
 //! snapshot crate implements this trait over SST files; [`MemStore`] implements it over a
 //! sorted in-memory table for tests, the corpus and the benches.
 
+use bytes::Bytes;
 use rcop_proto::{errorpb, kvrpcpb};
 
 /// Why a scan source could not produce data. Each kind maps to its own field of
@@ -33,15 +34,33 @@ pub enum ScanStatus {
     Done,
 }
 
-/// A reusable batch of `(key, value)` pairs stored back to back in one byte arena.
+/// A reusable batch of `(key, value)` pairs.
+///
+/// A pair's bytes are either copied into the batch's own arena ([`push`](Self::push)) or
+/// left where the source keeps them, in a shared buffer the batch pins
+/// ([`push_in`](Self::push_in): a block of an SST file, a memtable's buffer), so a scan over
+/// decoded blocks hands rows to the executor without copying them. The pins are released by
+/// [`clear`](Self::clear) or when the batch is dropped.
 ///
 /// Keys are raw user keys exactly as stored (with the API v2 keyspace prefix when one is in
 /// use); values are row values.
 #[derive(Debug, Default, Clone)]
 pub struct KvBatch {
     arena: Vec<u8>,
-    /// Per pair: (end of key, end of value) in `arena`; the key starts at the previous value end.
-    ends: Vec<(usize, usize)>,
+    /// The shared buffers pairs point into; [`Loc::seg`] `s > 0` is `pinned[s - 1]`.
+    pinned: Vec<Bytes>,
+    pairs: Vec<(Loc, Loc)>,
+    /// Key and value bytes of every pair, wherever they live.
+    bytes: usize,
+}
+
+/// Where the bytes of a key or a value live: `seg` 0 is the arena, `s > 0` the pinned
+/// buffer `s - 1`; `start..end` within it.
+#[derive(Debug, Clone, Copy)]
+struct Loc {
+    seg: u32,
+    start: usize,
+    end: usize,
 }
 
 impl KvBatch {
@@ -50,52 +69,129 @@ impl KvBatch {
         KvBatch::default()
     }
 
-    /// An empty batch with room for `pairs` pairs of `bytes` bytes in total.
+    /// An empty batch with room for `pairs` pairs and `bytes` copied bytes.
     pub fn with_capacity(pairs: usize, bytes: usize) -> Self {
-        KvBatch { arena: Vec::with_capacity(bytes), ends: Vec::with_capacity(pairs) }
+        KvBatch {
+            arena: Vec::with_capacity(bytes),
+            pinned: Vec::new(),
+            pairs: Vec::with_capacity(pairs),
+            bytes: 0,
+        }
     }
 
-    /// Removes every pair, keeping the allocations.
+    /// Removes every pair and releases the pinned buffers, keeping the allocations.
     pub fn clear(&mut self) {
         self.arena.clear();
-        self.ends.clear();
+        self.pinned.clear();
+        self.pairs.clear();
+        self.bytes = 0;
     }
 
-    /// Appends one pair.
+    /// Appends one pair, copying its bytes.
     #[inline]
     pub fn push(&mut self, key: &[u8], value: &[u8]) {
-        self.arena.extend_from_slice(key);
-        let key_end = self.arena.len();
-        self.arena.extend_from_slice(value);
-        self.ends.push((key_end, self.arena.len()));
+        let k = self.copy(key);
+        let v = self.copy(value);
+        self.pairs.push((k, v));
+        self.bytes += key.len() + value.len();
+    }
+
+    /// Appends one pair whose value lies inside `owner` (checked: a value outside it, or a
+    /// buffer the batch cannot index, is copied instead). The key is copied; the value is
+    /// read in place, `owner` pinned until the batch is cleared. Consecutive values of one
+    /// buffer pin it once.
+    #[inline]
+    pub fn push_in(&mut self, key: &[u8], value: &[u8], owner: &Bytes) {
+        let k = self.copy(key);
+        let v = match self.locate(value, owner) {
+            Some(v) => v,
+            None => self.copy(value),
+        };
+        self.pairs.push((k, v));
+        self.bytes += key.len() + value.len();
+    }
+
+    /// Appends one pair whose key and value both lie inside `owner` (checked as in
+    /// [`push_in`](Self::push_in); either one outside it is copied).
+    #[inline]
+    pub fn push_shared(&mut self, key: &[u8], value: &[u8], owner: &Bytes) {
+        let k = match self.locate(key, owner) {
+            Some(k) => k,
+            None => self.copy(key),
+        };
+        let v = match self.locate(value, owner) {
+            Some(v) => v,
+            None => self.copy(value),
+        };
+        self.pairs.push((k, v));
+        self.bytes += key.len() + value.len();
+    }
+
+    #[inline]
+    fn copy(&mut self, b: &[u8]) -> Loc {
+        let start = self.arena.len();
+        self.arena.extend_from_slice(b);
+        Loc { seg: 0, start, end: self.arena.len() }
+    }
+
+    /// Where `part` lies in `owner`, pinning `owner` unless it is the last buffer pinned;
+    /// `None` when `part` is not inside `owner`.
+    #[inline]
+    fn locate(&mut self, part: &[u8], owner: &Bytes) -> Option<Loc> {
+        let base = owner.as_ptr() as usize;
+        let start = (part.as_ptr() as usize).checked_sub(base)?;
+        let end = start.checked_add(part.len())?;
+        if end > owner.len() {
+            return None;
+        }
+        let same = self
+            .pinned
+            .last()
+            .is_some_and(|p| p.as_ptr() as usize == base && p.len() == owner.len());
+        if !same {
+            if self.pinned.len() >= u32::MAX as usize - 1 {
+                return None;
+            }
+            self.pinned.push(owner.clone());
+        }
+        Some(Loc { seg: self.pinned.len() as u32, start, end })
+    }
+
+    #[inline]
+    fn bytes_at(&self, l: Loc) -> Option<&[u8]> {
+        match l.seg.checked_sub(1) {
+            None => self.arena.get(l.start..l.end),
+            Some(s) => self.pinned.get(s as usize)?.get(l.start..l.end),
+        }
     }
 
     /// Number of pairs.
     #[inline]
     pub fn len(&self) -> usize {
-        self.ends.len()
+        self.pairs.len()
     }
 
     /// True when the batch holds no pair.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
+        self.pairs.is_empty()
     }
 
-    /// Total bytes of keys and values.
+    /// Total bytes of keys and values, copied or pinned.
     pub fn byte_len(&self) -> usize {
+        self.bytes
+    }
+
+    /// Bytes copied into the batch's own arena (the rest is read in place).
+    pub fn copied_len(&self) -> usize {
         self.arena.len()
     }
 
     /// Pair `i` as `(key, value)`; `None` when `i >= len()`.
     #[inline]
     pub fn get(&self, i: usize) -> Option<(&[u8], &[u8])> {
-        let start = match i.checked_sub(1) {
-            Some(p) => self.ends.get(p)?.1,
-            None => 0,
-        };
-        let &(key_end, value_end) = self.ends.get(i)?;
-        Some((self.arena.get(start..key_end)?, self.arena.get(key_end..value_end)?))
+        let &(k, v) = self.pairs.get(i)?;
+        Some((self.bytes_at(k)?, self.bytes_at(v)?))
     }
 
     /// Iterates the pairs in order.
@@ -145,10 +241,14 @@ pub trait ScanSource {
 }
 
 /// An immutable sorted in-memory table of `key → value`, keys as stored (keyspace prefix
-/// included), packed in one arena in key order. Scanned through [`MemStore::scanner`].
+/// included), packed in one shared buffer in key order. Scanned through
+/// [`MemStore::scanner`], which hands out pairs in place (pinning the buffer, copying
+/// nothing).
 #[derive(Debug, Default, Clone)]
 pub struct MemStore {
-    data: KvBatch,
+    buf: Bytes,
+    /// Per pair: (end of key, end of value) in `buf`; the key starts at the previous value end.
+    ends: Vec<(usize, usize)>,
 }
 
 impl MemStore {
@@ -159,21 +259,25 @@ impl MemStore {
         pairs.sort_by(|a, b| a.0.cmp(&b.0));
         pairs.dedup_by(|a, b| a.0 == b.0);
         let bytes = pairs.iter().map(|(k, v)| k.len() + v.len()).sum();
-        let mut data = KvBatch::with_capacity(pairs.len(), bytes);
+        let mut buf = Vec::with_capacity(bytes);
+        let mut ends = Vec::with_capacity(pairs.len());
         for (k, v) in &pairs {
-            data.push(k, v);
+            buf.extend_from_slice(k);
+            let key_end = buf.len();
+            buf.extend_from_slice(v);
+            ends.push((key_end, buf.len()));
         }
-        MemStore { data }
+        MemStore { buf: Bytes::from(buf), ends }
     }
 
     /// Number of pairs.
     pub fn len(&self) -> usize {
-        self.data.len()
+        self.ends.len()
     }
 
     /// True when the store is empty.
     pub fn is_empty(&self) -> bool {
-        self.data.is_empty()
+        self.ends.is_empty()
     }
 
     /// A scanner over this store.
@@ -181,34 +285,27 @@ impl MemStore {
         MemScanner { store: self, lo: 0, hi: 0, desc: false }
     }
 
+    /// Pair `i` as `(key, value)`.
+    fn get(&self, i: usize) -> Option<(&[u8], &[u8])> {
+        let start = match i.checked_sub(1) {
+            Some(p) => self.ends.get(p)?.1,
+            None => 0,
+        };
+        let &(key_end, value_end) = self.ends.get(i)?;
+        Some((self.buf.get(start..key_end)?, self.buf.get(key_end..value_end)?))
+    }
+
     fn lower_bound(&self, key: &[u8]) -> usize {
-        let (mut lo, mut hi) = (0, self.data.len());
+        let (mut lo, mut hi) = (0, self.ends.len());
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if self.data.get(mid).is_some_and(|(k, _)| k < key) {
+            if self.get(mid).is_some_and(|(k, _)| k < key) {
                 lo = mid + 1;
             } else {
                 hi = mid;
             }
         }
         lo
-    }
-}
-
-impl KvBatch {
-    /// Appends pairs `lo..hi` of `src` with one copy of their bytes.
-    fn append_range(&mut self, src: &KvBatch, lo: usize, hi: usize) {
-        let Some(last) = hi.checked_sub(1).and_then(|l| src.ends.get(l)) else { return };
-        let start = match lo.checked_sub(1) {
-            Some(p) => src.ends.get(p).map_or(0, |e| e.1),
-            None => 0,
-        };
-        let Some(bytes) = src.arena.get(start..last.1) else { return };
-        let base = self.arena.len();
-        self.arena.extend_from_slice(bytes);
-        if let Some(ends) = src.ends.get(lo..hi) {
-            self.ends.extend(ends.iter().map(|&(k, v)| (k - start + base, v - start + base)));
-        }
     }
 }
 
@@ -237,17 +334,22 @@ impl ScanSource for MemScanner<'_> {
 
     fn next_batch(&mut self, max_pairs: usize, out: &mut KvBatch) -> Result<ScanStatus, ScanError> {
         let n = max_pairs.min(self.hi - self.lo);
+        let buf = &self.store.buf;
         if self.desc {
             let from = self.hi - n;
             for i in (from..self.hi).rev() {
-                if let Some((k, v)) = self.store.data.get(i) {
-                    out.push(k, v);
+                if let Some((k, v)) = self.store.get(i) {
+                    out.push_shared(k, v, buf);
                 }
             }
             self.hi = from;
         } else {
             let to = self.lo + n;
-            out.append_range(&self.store.data, self.lo, to);
+            for i in self.lo..to {
+                if let Some((k, v)) = self.store.get(i) {
+                    out.push_shared(k, v, buf);
+                }
+            }
             self.lo = to;
         }
         Ok(if self.lo >= self.hi { ScanStatus::Done } else { ScanStatus::More })
@@ -280,6 +382,76 @@ mod tests {
         assert_eq!(sc.next_batch(100, &mut b).unwrap(), ScanStatus::Done);
         let keys: Vec<u8> = b.iter().map(|(k, _)| k[1]).collect();
         assert_eq!(keys, [9, 8, 7, 6, 5, 4, 3, 2]);
+    }
+
+    #[test]
+    fn pairs_inside_a_buffer_are_read_in_place_and_pinned_until_cleared() {
+        let block = Bytes::from(b"key1value1key2value2".to_vec());
+        let other = Bytes::from(b"elsewhere".to_vec());
+        let mut b = KvBatch::new();
+        b.push_in(b"outer-key-1", &block[4..10], &block);
+        b.push_in(b"outer-key-2", &block[14..20], &block);
+        // A value outside its claimed owner is copied, not trusted.
+        b.push_in(b"k3", &other[..4], &block);
+        // A key and a value both inside the buffer.
+        b.push_shared(&block[10..14], &block[14..20], &block);
+        b.push(b"k5", b"copied");
+        assert_eq!(b.len(), 5);
+        let pairs: Vec<_> = b.iter().collect();
+        assert_eq!(pairs[0], (&b"outer-key-1"[..], &b"value1"[..]));
+        assert_eq!(pairs[1], (&b"outer-key-2"[..], &b"value2"[..]));
+        assert_eq!(pairs[2], (&b"k3"[..], &b"else"[..]));
+        assert_eq!(pairs[3], (&b"key2"[..], &b"value2"[..]));
+        assert_eq!(pairs[4], (&b"k5"[..], &b"copied"[..]));
+        // The values of pairs 0, 1 and 3 and the key of pair 3 were not copied.
+        assert_eq!(b.copied_len(), 11 + 11 + 2 + 4 + 2 + 6);
+        assert_eq!(b.byte_len(), 11 + 6 + 11 + 6 + 2 + 4 + 4 + 6 + 2 + 6);
+        // The buffer is pinned once for consecutive pairs and released by `clear`.
+        assert_eq!(b.pinned.len(), 1);
+        let mut block = block;
+        assert!(!block.is_unique());
+        b.clear();
+        assert!(block.is_unique());
+        assert!(b.is_empty() && b.byte_len() == 0 && b.get(0).is_none());
+        // A batch outlives the source's handle: the bytes stay valid.
+        b.push_in(b"k", &block[0..4], &block);
+        drop(std::mem::take(&mut block));
+        assert_eq!(b.get(0).unwrap(), (&b"k"[..], &b"key1"[..]));
+    }
+
+    proptest::proptest! {
+        /// Any mix of copied, pinned and foreign slices reads back as pushed.
+        #[test]
+        fn batch_reads_back_what_was_pushed(
+            bufs in proptest::collection::vec(proptest::collection::vec(proptest::num::u8::ANY, 0..40), 1..4),
+            ops in proptest::collection::vec((0u8..3, 0usize..4, 0usize..64, 0usize..64, 0usize..64, 0usize..64), 0..40),
+        ) {
+            let bufs: Vec<Bytes> = bufs.into_iter().map(Bytes::from).collect();
+            let mut b = KvBatch::new();
+            let mut model: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+            let slice = |buf: &Bytes, x: usize, y: usize| {
+                let (lo, hi) = (x.min(y).min(buf.len()), x.max(y).min(buf.len()));
+                buf.slice(lo..hi)
+            };
+            for (kind, bi, a, c, d, e) in ops {
+                let owner = &bufs[bi % bufs.len()];
+                // Slices of any buffer, claimed to lie in `owner` (often wrongly).
+                let key = slice(&bufs[a % bufs.len()], c, d);
+                let value = slice(&bufs[(a + 1) % bufs.len()], d, e);
+                match kind {
+                    0 => b.push(&key, &value),
+                    1 => b.push_in(&key, &value, owner),
+                    _ => b.push_shared(&key, &value, owner),
+                }
+                model.push((key.to_vec(), value.to_vec()));
+            }
+            proptest::prop_assert_eq!(b.len(), model.len());
+            let got: Vec<(Vec<u8>, Vec<u8>)> = b.iter().map(|(k, v)| (k.to_vec(), v.to_vec())).collect();
+            proptest::prop_assert_eq!(&got, &model);
+            let bytes: usize = model.iter().map(|(k, v)| k.len() + v.len()).sum();
+            proptest::prop_assert_eq!(b.byte_len(), bytes);
+            proptest::prop_assert!(b.copied_len() <= bytes);
+        }
     }
 
     #[test]

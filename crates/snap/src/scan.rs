@@ -2,6 +2,7 @@
 
 use std::cmp::Ordering;
 
+use bytes::Bytes;
 use crossbeam_skiplist::map::Entry;
 use rcop_sst::{BIT_DELETE, BlockSource, Table, TableIter, Value};
 
@@ -18,6 +19,15 @@ use crate::snapshot::{MemSource, Snapshot};
 pub trait KvSink {
     /// Appends one pair. `key` is the full outer key.
     fn push(&mut self, key: &[u8], value: &[u8]);
+
+    /// Appends one pair whose `value` is a slice of `owner` (a decoded block): a sink that
+    /// can hold `owner` (a reference count) may keep the value in place instead of copying
+    /// it. The default copies, as [`push`](Self::push).
+    #[inline]
+    fn push_in(&mut self, key: &[u8], value: &[u8], owner: &Bytes) {
+        let _ = owner;
+        self.push(key, value);
+    }
 }
 
 impl<F: FnMut(&[u8], &[u8])> KvSink for F {
@@ -295,6 +305,18 @@ impl<'a, S: BlockSource> Cursor<'a, S> {
         }
     }
 
+    /// The buffer [`resolved_value`](Self::resolved_value) is a slice of, when the value may
+    /// be kept in place by holding it: a table's decoded block, shared by hundreds of
+    /// values. Memtable values (each its own handle, few) are copied.
+    #[inline]
+    fn resolved_owner(&self) -> Option<&Bytes> {
+        match self {
+            Cursor::Skip(_) | Cursor::Rows(_) => None,
+            Cursor::L0(c) => c.resolved_owner(),
+            Cursor::Level(c) => c.cur.as_ref().and_then(|t| t.resolved_owner()),
+        }
+    }
+
     /// The version found by the last successful [`resolve`](Self::resolve):
     /// `(start_ts, value)`, a delete as an empty value.
     fn resolved(&self) -> (u64, &[u8]) {
@@ -414,6 +436,16 @@ impl<'a, S: BlockSource> TableCursor<'a, S> {
             }
         };
         if meta & BIT_DELETE != 0 { &[] } else { value }
+    }
+
+    /// The block of the latest version; an older version (read from the old-version
+    /// section into its own buffer) is copied.
+    #[inline]
+    fn resolved_owner(&self) -> Option<&Bytes> {
+        match (&self.old, self.use_old) {
+            (Some(_), true) => None,
+            _ => self.it.block_bytes(),
+        }
     }
 
     fn resolved(&self) -> (u64, &[u8]) {
@@ -728,7 +760,10 @@ impl<'a, S: BlockSource> Scanner<'a, S> {
             {
                 let value = c.resolved_value();
                 if !value.is_empty() {
-                    out.push(&self.key, value);
+                    match c.resolved_owner() {
+                        Some(owner) => out.push_in(&self.key, value, owner),
+                        None => out.push(&self.key, value),
+                    }
                     n += 1;
                 }
             }
@@ -820,7 +855,10 @@ impl<'a, S: BlockSource> Scanner<'a, S> {
             keys += 1;
             *bytes_seen += (key.len() + value.len()) as u64;
             if !value.is_empty() {
-                out.push(key, value);
+                match it.block_bytes() {
+                    Some(owner) => out.push_in(key, value, owner),
+                    None => out.push(key, value),
+                }
                 n += 1;
             }
             if *desc {

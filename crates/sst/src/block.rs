@@ -242,6 +242,12 @@ impl Block {
         self.n == 0
     }
 
+    /// The decompressed block, which every key suffix and value of the block borrows from.
+    #[inline]
+    pub(crate) fn bytes(&self) -> &Bytes {
+        &self.data
+    }
+
     /// Decompressed size in bytes.
     pub fn size(&self) -> usize {
         self.data.len()

@@ -422,6 +422,16 @@ impl<S: BlockSource> TableIter<'_, S> {
         if self.valid { &self.key } else { &[] }
     }
 
+    /// The decoded block the current entry lies in: [`value`](Self::value)'s bytes are a
+    /// slice of it, so a caller may keep the value past the iterator's next step by holding
+    /// this buffer (a cheap reference count) instead of copying. `None` when not valid.
+    pub fn block_bytes(&self) -> Option<&Bytes> {
+        match (&self.block, self.valid) {
+            (Some(b), true) => Some(b.bytes()),
+            _ => None,
+        }
+    }
+
     /// The latest version of the current key.
     pub fn value(&self) -> ValueRef<'_> {
         match (&self.block, self.valid) {

@@ -4,9 +4,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
+use bytes::Bytes;
 use rcop_exec::{KeyRange, KvBatch, ScanError, ScanSource, ScanStatus};
 use rcop_proto::errorpb;
-use rcop_snap::Scanner;
+use rcop_snap::{KvSink, Scanner};
 use rcop_sst::BlockSource;
 
 /// Scan counters of one request, as upstream fills `scan_detail_v2`.
@@ -96,21 +97,30 @@ impl<S: BlockSource> ScanSource for SnapScan<'_, S> {
         if self.cancelled.as_ref().is_some_and(|f| f.load(Ordering::Relaxed)) {
             return Err(ScanError::Storage("request cancelled: the client went away".into()));
         }
-        let (mut keys, mut bytes) = (0u64, 0u64);
-        let status = self
-            .scanner
-            .next_batch(max_pairs, &mut |k: &[u8], v: &[u8]| {
-                keys += 1;
-                bytes += (k.len() + v.len()) as u64;
-                out.push(k, v);
-            })
-            .map_err(scan_error)?;
-        self.stats.processed_keys += keys;
-        self.stats.processed_bytes += bytes;
+        let (pairs, bytes) = (out.len(), out.byte_len());
+        let status = self.scanner.next_batch(max_pairs, &mut BatchSink(out)).map_err(scan_error)?;
+        self.stats.processed_keys += (out.len() - pairs) as u64;
+        self.stats.processed_bytes += (out.byte_len() - bytes) as u64;
         Ok(match status {
             rcop_snap::ScanStatus::More => ScanStatus::More,
             rcop_snap::ScanStatus::Done => ScanStatus::Done,
         })
+    }
+}
+
+/// The scanner's pairs into the engine's batch: values inside a decoded block stay there
+/// (the batch pins the block), keys are copied.
+struct BatchSink<'b>(&'b mut KvBatch);
+
+impl KvSink for BatchSink<'_> {
+    #[inline]
+    fn push(&mut self, key: &[u8], value: &[u8]) {
+        self.0.push(key, value);
+    }
+
+    #[inline]
+    fn push_in(&mut self, key: &[u8], value: &[u8], owner: &Bytes) {
+        self.0.push_in(key, value, owner);
     }
 }
 

@@ -634,7 +634,8 @@ impl RangeWalk {
         counters.scanned_bytes += kv.byte_len() as u64;
         let n = kv.len();
         if n > 0 {
-            self.bytes_per_row = self.bytes_per_row.max(kv.byte_len().div_ceil(n));
+            // The arena holds only what the source copied (keys, or whole pairs).
+            self.bytes_per_row = self.bytes_per_row.max(kv.copied_len().div_ceil(n));
         }
         if let Some((k, _)) = n.checked_sub(1).and_then(|l| kv.get(l)) {
             counters.last_key = Some(k.to_vec());
