@@ -103,10 +103,7 @@ impl KvBatch {
     #[inline]
     pub fn push_in(&mut self, key: &[u8], value: &[u8], owner: &Bytes) {
         let k = self.copy(key);
-        let v = match self.locate(value, owner) {
-            Some(v) => v,
-            None => self.copy(value),
-        };
+        let v = self.place(value, owner);
         self.pairs.push((k, v));
         self.bytes += key.len() + value.len();
     }
@@ -115,16 +112,19 @@ impl KvBatch {
     /// [`push_in`](Self::push_in); either one outside it is copied).
     #[inline]
     pub fn push_shared(&mut self, key: &[u8], value: &[u8], owner: &Bytes) {
-        let k = match self.locate(key, owner) {
-            Some(k) => k,
-            None => self.copy(key),
-        };
-        let v = match self.locate(value, owner) {
-            Some(v) => v,
-            None => self.copy(value),
-        };
+        let k = self.place(key, owner);
+        let v = self.place(value, owner);
         self.pairs.push((k, v));
         self.bytes += key.len() + value.len();
+    }
+
+    /// `part` in place inside `owner` when it lies there, else copied.
+    #[inline]
+    fn place(&mut self, part: &[u8], owner: &Bytes) -> Loc {
+        match self.locate(part, owner) {
+            Some(l) => l,
+            None => self.copy(part),
+        }
     }
 
     #[inline]
