@@ -122,11 +122,17 @@ impl TableRows {
         // A chunk of rows' cells, row-major: what each row holds for every column read from
         // it. Chunks keep the cells in the first-level cache while each column reads them.
         let mut cells: Vec<Column<'_>> = Vec::with_capacity(DECODE_CHUNK * ncols);
-        for chunk in rows.chunks(DECODE_CHUNK) {
+        for (c, chunk) in rows.chunks(DECODE_CHUNK).enumerate() {
             cells.clear();
             if needs_row {
-                for &r in chunk {
-                    let (_, v) = self.row(r)?;
+                for (n, &r) in chunk.iter().enumerate() {
+                    if let Some(&ahead) = rows.get(c * DECODE_CHUNK + n + PREFETCH_AHEAD) {
+                        self.kv.prefetch_value(ahead as usize);
+                    }
+                    let v = self
+                        .kv
+                        .value(r as usize)
+                        .ok_or_else(|| Error::invalid("scan row out of range"))?;
                     if v.first() == Some(&v2::CODEC_VER) {
                         let at = cells.len();
                         cells.resize(at + ncols, Column::Missing);
@@ -294,6 +300,10 @@ fn decode_fixed(dec: &mut Option<BinI128Decoder>, b: &[u8]) -> Option<(i128, u8)
 /// column: 128 rows of 7 columns take 21 KiB, within the first-level cache. Against cells
 /// for the whole batch, `cargo bench -p rcop-exec --bench tpch` Q1 took about 3 % less time.
 const DECODE_CHUNK: usize = 128;
+
+/// How many rows ahead [`TableRows::decode_columns`] asks for a row value to be loaded:
+/// enough rows to cover a memory access while each row's header is walked.
+const PREFETCH_AHEAD: usize = 8;
 
 /// An empty output column for `col`: decimals of at most 38 digits start as fixed point
 /// with the column's scale (they fall back to `Decimal`s on the first value that does not
