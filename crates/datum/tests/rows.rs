@@ -386,17 +386,32 @@ fn check_projection(row: &[u8], ids: &[i64]) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-/// Checks that decoding `row` through `cache` (which earlier rows filled) gives exactly what
-/// decoding it alone gives: the same lookups, or an error for both.
+/// Checks that decoding `row` through `shape` (which earlier rows taught) gives exactly what
+/// decoding it alone gives: the same lookups, or an error for both; and that a row the shape
+/// views reads, slot by slot, what decoding it alone gives (a slot it cannot read only in a
+/// row that does not decode).
 fn check_cached(
     p: &v2::Projection,
-    cache: &mut v2::ShapeCache,
+    shape: &mut v2::RowShape,
     row: &[u8],
 ) -> Result<(), TestCaseError> {
     let mut alone = vec![v2::Lookup::Missing; p.len()];
-    let mut cached = vec![v2::Lookup::Missing; p.len()];
     let a = p.decode_into(row, &mut alone);
-    let c = p.decode_into_cached(row, &mut cached, cache);
+    if let Some(view) = shape.view(row) {
+        for (pos, want) in alone.iter().enumerate() {
+            match view.get(pos) {
+                Some(got) => {
+                    if a.is_ok() {
+                        prop_assert_eq!(got, *want, "slot {}", pos);
+                    }
+                }
+                None => prop_assert!(a.is_err(), "slot {} unread in a row that decodes", pos),
+            }
+        }
+        prop_assert!(view.get(p.len()).is_none());
+    }
+    let mut cached = vec![v2::Lookup::Missing; p.len()];
+    let c = p.decode_into_cached(row, &mut cached, shape);
     prop_assert_eq!(a.is_ok(), c.is_ok(), "alone {:?}, cached {:?}", a, c);
     if a.is_ok() {
         prop_assert_eq!(alone, cached);
@@ -499,7 +514,7 @@ proptest! {
         // cut rows and rows of another layout.
         for want in [&ids, &all] {
             let p = v2::Projection::new(want);
-            let mut cache = v2::ShapeCache::new();
+            let mut cache = v2::RowShape::new();
             for i in 0..row.len() {
                 for x in [0x01u8, 0x5A, 0x80] {
                     let mut bad = row.clone();

@@ -210,11 +210,14 @@ impl KvBatch {
         #[cfg(target_arch = "x86_64")]
         if let Some(v) = self.value(i) {
             use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-            for line in v.chunks(64).take(PREFETCH_LINES) {
+            let p = v.as_ptr().cast::<i8>();
+            let lines = v.len().div_ceil(64).min(PREFETCH_LINES);
+            for line in 0..lines {
                 // SAFETY: a prefetch is a hint that never faults and reads nothing into the
-                // program (the address is that of a live slice anyway); SSE, which provides
-                // it, is part of the x86_64 baseline.
-                unsafe { _mm_prefetch::<_MM_HINT_T0>(line.as_ptr().cast::<i8>()) };
+                // program; the address is inside the live slice `v` anyway (`line * 64` is
+                // below its length), and SSE, which provides the hint, is part of the x86_64
+                // baseline.
+                unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(line * 64)) };
             }
         }
         #[cfg(not(target_arch = "x86_64"))]
@@ -228,7 +231,7 @@ impl KvBatch {
 }
 
 /// Cache lines of a value [`KvBatch::prefetch_value`] asks for: a row of a dozen columns.
-pub const PREFETCH_LINES: usize = 4;
+pub const PREFETCH_LINES: usize = 3;
 
 /// A half-open key interval `[start, end)` of raw user keys. An empty `end` means "no upper
 /// bound".

@@ -7,7 +7,7 @@ use std::time::Instant;
 use rcop_datum::codec::Reader;
 use rcop_datum::datum::{self as dm, skip_datum};
 use rcop_datum::decimal::BinI128Decoder;
-use rcop_datum::row::v2::ShapeCache;
+use rcop_datum::row::v2::{Lookup, RowShape};
 use rcop_datum::row::{Column, Projection, Row, RowV1, ValueKind, v2};
 use rcop_datum::{Decimal, Duration, JsonRef, Time, TimeType, Tz, VectorRef, key};
 use rcop_proto::tipb;
@@ -78,9 +78,10 @@ pub(super) fn strip_keyspace(k: &[u8]) -> &[u8] {
 }
 
 impl TableRows {
-    /// Decodes the columns `js` for the logical rows, reading each row's header once: a v2
-    /// row is walked once for all the columns (a [`Projection`]), then each column is
-    /// decoded in its own loop over the rows.
+    /// Decodes the columns `js` for the logical rows, reading each row's header once, row
+    /// by row: a v2 row laid out as the last one learned (the same header and id lists, the
+    /// common case) has its values found from the learned positions ([`RowShape`]); another
+    /// row is walked with a [`Projection`], which also learns its layout.
     pub fn decode_columns(
         &self,
         js: &[usize],
@@ -99,7 +100,6 @@ impl TableRows {
             .collect::<Result<Vec<_>>>()?;
         let mut outs: Vec<VecCol> = cols.iter().map(|c| new_column(c, physical_len)).collect();
         let from_row = |c: &ScanCol| matches!(c.source, Source::Row | Source::PkDatum(_));
-        let needs_row = cols.iter().any(|c| from_row(c));
         let sorted = logical.windows(2).all(|w| w.first() < w.get(1));
         let all: Vec<u32>;
         // Decode the logical rows (all rows when the selection is not in physical order);
@@ -110,68 +110,89 @@ impl TableRows {
             all = (0..physical_len as u32).collect();
             &all
         };
-        let ncols = cols.len();
         // Columns not read from the row value ask for no id (-1 is never stored).
         let ids: Vec<i64> = cols.iter().map(|c| if from_row(c) { c.id } else { -1 }).collect();
         let proj = Projection::new(&ids);
-        // Rows of one table mostly hold the same columns: their id lists are walked once.
-        let mut shape = ShapeCache::new();
-        // Per column: the next physical row to fill, and the decoder of its decimals (built
-        // from the first value's header).
-        let mut state: Vec<(usize, Option<BinI128Decoder>)> = vec![(0, None); ncols];
-        // A chunk of rows' cells, row-major: what each row holds for every column read from
-        // it. Chunks keep the cells in the first-level cache while each column reads them.
-        let mut cells: Vec<Column<'_>> = Vec::with_capacity(DECODE_CHUNK * ncols);
-        for (c, chunk) in rows.chunks(DECODE_CHUNK).enumerate() {
-            cells.clear();
-            if needs_row {
-                for (n, &r) in chunk.iter().enumerate() {
-                    if let Some(&ahead) = rows.get(c * DECODE_CHUNK + n + PREFETCH_AHEAD) {
-                        self.kv.prefetch_value(ahead as usize);
-                    }
-                    let v = self
-                        .kv
-                        .value(r as usize)
-                        .ok_or_else(|| Error::invalid("scan row out of range"))?;
-                    if v.first() == Some(&v2::CODEC_VER) {
-                        let at = cells.len();
-                        cells.resize(at + ncols, Column::Missing);
-                        let slots = cells.get_mut(at..).unwrap_or_default();
-                        proj.decode_into_cached(v, slots, &mut shape)?;
-                    } else {
-                        let row = Row::V1(RowV1::new(v));
-                        for c in &cols {
-                            cells.push(if from_row(c) { row.get(c.id)? } else { Column::Missing });
-                        }
-                    }
-                }
+        let mut shape = RowShape::new();
+        // The decoder of each column's decimals (built from the first value's header).
+        let mut decs: Vec<Option<BinI128Decoder>> = vec![None; cols.len()];
+        // The cells of a row not laid out as the learned one.
+        let mut cells: Vec<Column<'_>> = Vec::new();
+        // The next physical row to fill.
+        let mut at = 0;
+        for (n, &r) in rows.iter().enumerate() {
+            if let Some(&ahead) = rows.get(n + PREFETCH_AHEAD) {
+                self.kv.prefetch_value(ahead as usize);
             }
-            for (j, ((col, out), (at, dec))) in
-                cols.iter().zip(outs.iter_mut()).zip(state.iter_mut()).enumerate()
-            {
-                for (n, &r) in chunk.iter().enumerate() {
-                    let r = r as usize;
-                    if r > *at {
-                        out.push_nulls(r - *at);
-                    }
-                    *at = r + 1;
-                    let cell = cells.get(n * ncols + j).copied().unwrap_or(Column::Missing);
-                    if let Column::V2(b) = cell
+            let r = r as usize;
+            if r > at {
+                outs.iter_mut().for_each(|o| o.push_nulls(r - at));
+            }
+            at = r + 1;
+            let v = self.kv.value(r).ok_or_else(|| Error::invalid("scan row out of range"))?;
+            if let Some(row) = shape.view(v) {
+                // Every value of the row, or none of them (a slot the shape cannot read is
+                // a corrupt row, which the walk below reports).
+                let mut ok = true;
+                for (k, ((col, out), dec)) in
+                    cols.iter().zip(outs.iter_mut()).zip(decs.iter_mut()).enumerate()
+                {
+                    let Some(cell) = row.get(k) else {
+                        ok = false;
+                        break;
+                    };
+                    if let Lookup::Value(b) = cell
                         && col.source == Source::Row
                         && push_v2_fast(col, b, out, dec)
                     {
                         continue;
                     }
-                    self.decode_cell(col, r, cell, out)?;
+                    self.decode_cell(col, r, Column::from(cell), out)?;
+                }
+                if ok {
+                    continue;
+                }
+            }
+            self.decode_walked(&cols, &proj, &mut shape, r, v, &mut cells, &mut outs)?;
+        }
+        if physical_len > at {
+            outs.iter_mut().for_each(|o| o.push_nulls(physical_len - at));
+        }
+        Ok(outs.into_iter().map(VecCol::into_fixed).collect())
+    }
+
+    /// Decodes row `r` (value `v`) for `cols` by walking it, learning its layout into `shape`
+    /// when it is a v2 row. A row a shape viewed in part is decoded here only when it is
+    /// corrupt, so the walk fails before a value is appended twice.
+    #[expect(clippy::too_many_arguments, reason = "the decode loop's state, borrowed once")]
+    fn decode_walked<'a>(
+        &'a self,
+        cols: &[&ScanCol],
+        proj: &Projection,
+        shape: &mut RowShape,
+        r: usize,
+        v: &'a [u8],
+        cells: &mut Vec<Column<'a>>,
+        outs: &mut [VecCol],
+    ) -> Result<()> {
+        cells.clear();
+        cells.resize(cols.len(), Column::Missing);
+        if v.first() == Some(&v2::CODEC_VER) {
+            if cols.iter().any(|c| matches!(c.source, Source::Row | Source::PkDatum(_))) {
+                proj.decode_into_cached(v, cells, shape)?;
+            }
+        } else {
+            let row = Row::V1(RowV1::new(v));
+            for (c, cell) in cols.iter().zip(cells.iter_mut()) {
+                if matches!(c.source, Source::Row | Source::PkDatum(_)) {
+                    *cell = row.get(c.id)?;
                 }
             }
         }
-        for ((at, _), out) in state.iter().zip(outs.iter_mut()) {
-            if physical_len > *at {
-                out.push_nulls(physical_len - *at);
-            }
+        for ((col, out), &cell) in cols.iter().zip(outs.iter_mut()).zip(cells.iter()) {
+            self.decode_cell(col, r, cell, out)?;
         }
-        Ok(outs.into_iter().map(VecCol::into_fixed).collect())
+        Ok(())
     }
 
     /// Pair `r` of the batch.
@@ -295,11 +316,6 @@ fn decode_fixed(dec: &mut Option<BinI128Decoder>, b: &[u8]) -> Option<(i128, u8)
     *dec = Some(d);
     Some((d.decode(b)?, frac))
 }
-
-/// Rows whose cells [`RawRows::decode_columns`] gathers before decoding them column by
-/// column: 128 rows of 7 columns take 21 KiB, within the first-level cache. Against cells
-/// for the whole batch, `cargo bench -p rcop-exec --bench tpch` Q1 took about 3 % less time.
-const DECODE_CHUNK: usize = 128;
 
 /// How many rows ahead [`TableRows::decode_columns`] asks for a row value to be loaded:
 /// enough rows to cover a memory access while each row's header is walked.

@@ -20,7 +20,7 @@ mod projection;
 mod value;
 
 pub use encode::RowEncoder;
-pub use projection::{Projection, ShapeCache};
+pub use projection::{Projection, RowShape, ShapedRow};
 pub use value::{
     ValueKind, decode_v2_f64, decode_v2_i64, decode_v2_u64, encode_v2_i64, encode_v2_u64,
     v2_value_to_datum,

@@ -81,43 +81,89 @@ impl Projection {
         data: &'a [u8],
         out: &mut [T],
     ) -> Result<()> {
-        self.decode_into_cached(data, out, &mut ShapeCache::disabled())
+        self.check_len(out.len())?;
+        if self.wanted.len() < self.len {
+            out.iter_mut().for_each(|o| *o = T::from(Lookup::Missing));
+        }
+        let h = header(data)?;
+        if h.fl & FLAG_BIG != 0 {
+            self.walk::<Big, T>(h, out)
+        } else {
+            self.walk::<Small, T>(h, out)
+        }
     }
 
-    /// [`decode_into`](Self::decode_into) for many rows of one table: `cache` remembers where
-    /// the wanted ids sat in the last row walked, and a row whose id lists are byte for byte
-    /// the same (the common case: every row of a table holds the same columns) reads its
-    /// values from those positions without walking its ids again. Each value's offsets are
-    /// still checked, so the result — values and errors — is exactly `decode_into`'s.
+    /// [`decode_into`](Self::decode_into) for many rows of one table: `shape` remembers where
+    /// the wanted ids sat in the last row walked ([`learn`](Self::learn)), and a row whose
+    /// header and id lists are byte for byte the same (the common case: every row of a table
+    /// holds the same columns) reads its values from those positions without walking its
+    /// ids again. Each value's offsets are still checked, so the result — values and errors —
+    /// is exactly `decode_into`'s.
     pub fn decode_into_cached<'a, T: From<Lookup<'a>>>(
         &self,
         data: &'a [u8],
         out: &mut [T],
-        cache: &mut ShapeCache,
+        shape: &mut RowShape,
     ) -> Result<()> {
-        if out.len() != self.len {
+        self.check_len(out.len())?;
+        if shape.slots.len() != self.len || shape.view(data).is_none() {
+            // Another layout (or nothing learned yet): learn this row's, which walks it and
+            // reports its defects as `decode_into` would.
+            if self.learn(data, shape).is_err() {
+                return self.decode_into(data, out);
+            }
+        }
+        if let Some(row) = shape.view(data) {
+            for (pos, o) in out.iter_mut().enumerate() {
+                match row.get(pos) {
+                    Some(l) => *o = T::from(l),
+                    // A value whose offsets are out of order: the walk names the defect.
+                    None => return self.decode_into(data, out),
+                }
+            }
+            return Ok(());
+        }
+        self.decode_into(data, out)
+    }
+
+    /// Learns where the wanted ids sit in the v2 row `data`, for [`RowShape::view`] to read
+    /// every row laid out the same way. Walks the row as [`decode_into`](Self::decode_into)
+    /// does and fails as it would (then `shape` holds nothing, and views no row).
+    pub fn learn(&self, data: &[u8], shape: &mut RowShape) -> Result<()> {
+        shape.prefix.clear();
+        shape.slots.clear();
+        shape.slots.resize(self.len, Slot::Missing);
+        let h = header(data)?;
+        let big = h.fl & FLAG_BIG != 0;
+        let areas = if big { areas::<Big>(h)? } else { areas::<Small>(h)? };
+        let slots = &mut shape.slots;
+        let emit = |pos: usize, slot| {
+            if let Some(s) = slots.get_mut(pos) {
+                *s = slot;
+            }
+            Ok(())
+        };
+        if big {
+            self.walk_ids::<Big>(&areas, emit)?;
+        } else {
+            self.walk_ids::<Small>(&areas, emit)?;
+        }
+        let prefix_len = 6 + areas.ids.len() + areas.null_ids.len();
+        shape.prefix.extend_from_slice(data.get(..prefix_len).unwrap_or_default());
+        shape.big = big;
+        shape.checksum = h.fl & FLAG_CHECKSUM != 0;
+        shape.non_null = h.non_null;
+        Ok(())
+    }
+
+    fn check_len(&self, n: usize) -> Result<()> {
+        if n != self.len {
             return Err(Error::Invalid {
                 what: "row v2 projection",
                 reason: "output length differs from the projection's",
             });
         }
-        if self.wanted.len() < self.len {
-            out.iter_mut().for_each(|o| *o = T::from(Lookup::Missing));
-        }
-        let &[ver, fl, a, b, c, d, ref rest @ ..] = data else {
-            return Err(Error::Eof { what: "row v2 header", need: 6, have: data.len() });
-        };
-        if ver != CODEC_VER {
-            return Err(Error::Invalid { what: "row v2", reason: "codec version is not 128" });
-        }
-        let non_null = usize::from(u16::from_le_bytes([a, b]));
-        let null = usize::from(u16::from_le_bytes([c, d]));
-        let header = RawHeader { fl, non_null, null, rest };
-        if fl & FLAG_BIG != 0 {
-            self.walk::<Big, T>(header, out, cache)
-        } else {
-            self.walk::<Small, T>(header, out, cache)
-        }
+        Ok(())
     }
 
     #[inline(always)]
@@ -125,85 +171,21 @@ impl Projection {
         &self,
         h: RawHeader<'a>,
         out: &mut [T],
-        cache: &mut ShapeCache,
     ) -> Result<()> {
-        let (nn, nl) = (h.non_null, h.null);
-        let Some((ids, rest)) = h.rest.split_at_checked(nn * L::ID) else {
-            return Err(Error::Eof {
-                what: "row v2 column ids",
-                need: nn * L::ID,
-                have: h.rest.len(),
-            });
-        };
-        let Some((null_ids, rest)) = rest.split_at_checked(nl * L::ID) else {
-            return Err(Error::Eof {
-                what: "row v2 null column ids",
-                need: nl * L::ID,
-                have: rest.len(),
-            });
-        };
-        let Some((offsets, rest)) = rest.split_at_checked(nn * L::OFF) else {
-            return Err(Error::Eof { what: "row v2 offsets", need: nn * L::OFF, have: rest.len() });
-        };
-        let values_end = match nn.checked_sub(1) {
-            Some(last) => L::off(offsets, last),
-            None => 0,
-        };
-        let Some((values, trailer)) = rest.split_at_checked(values_end) else {
-            return Err(Error::Eof { what: "row v2 values", need: values_end, have: rest.len() });
-        };
-        if h.fl & FLAG_CHECKSUM != 0 {
-            let need = match trailer.first() {
-                Some(&t) if t & CHECKSUM_EXTRA != 0 => 9,
-                _ => 5,
-            };
-            if trailer.len() < need {
-                return Err(Error::Eof { what: "row v2 checksum", need, have: trailer.len() });
-            }
-        }
-        let big = h.fl & FLAG_BIG != 0;
-        // One wanted id is found by the walk's density guess about as fast as the cache
-        // would compare the id lists.
-        if !cache.enabled || self.wanted.len() < 2 {
-            return self.walk_ids::<L>(nn, nl, ids, null_ids, offsets, values, |pos, slot| {
-                put::<L, T>(out, pos, slot, offsets, values)
-            });
-        }
-        if !cache.holds(big, nn, ids, null_ids) {
-            cache.valid = false;
-            cache.slots.clear();
-            let slots = &mut cache.slots;
-            self.walk_ids::<L>(nn, nl, ids, null_ids, offsets, values, |pos, slot| {
-                slots.push((pos, slot));
-                Ok(())
-            })?;
-            cache.big = big;
-            cache.non_null = nn;
-            cache.ids.clear();
-            cache.ids.extend_from_slice(ids);
-            cache.ids.extend_from_slice(null_ids);
-            cache.valid = true;
-        }
-        for &(pos, slot) in &cache.slots {
-            put::<L, T>(out, pos, slot, offsets, values)?;
-        }
-        Ok(())
+        let a = areas::<L>(h)?;
+        self.walk_ids::<L>(&a, |pos, slot| put::<L, T>(out, pos, slot, a.offsets, a.values))
     }
 
-    /// Merges the wanted ids with the row's id lists, appending to `slots` where each
-    /// wanted id is: its value's index among the non-NULL ids, NULL, or missing.
+    /// Merges the wanted ids with the row's id lists, telling `emit` where each wanted id
+    /// is: its value's index among the non-NULL ids, NULL, or missing.
     #[inline(always)]
-    #[expect(clippy::too_many_arguments, reason = "the row's areas, split once by the caller")]
     fn walk_ids<L: Layout>(
         &self,
-        nn: usize,
-        nl: usize,
-        ids: &[u8],
-        null_ids: &[u8],
-        offsets: &[u8],
-        values: &[u8],
+        a: &Areas<'_>,
         mut emit: impl FnMut(usize, Slot) -> Result<()>,
     ) -> Result<()> {
+        let (nn, nl) = (a.nn, a.nl);
+        let (ids, null_ids, offsets, values) = (a.ids, a.null_ids, a.offsets, a.values);
         // Merge the wanted ids with both id lists: `i`/`j` are the next unread positions,
         // `prev_*` the last id read from each list (-1 before the first), for the ascending
         // check.
@@ -324,72 +306,114 @@ enum Slot {
     Value(usize),
 }
 
-/// The id layout of the last row a [`Projection`] walked, for
-/// [`Projection::decode_into_cached`]: rows with the same id lists reuse the positions found.
-#[derive(Debug, Clone)]
-pub struct ShapeCache {
-    /// False for [`decode_into`](Projection::decode_into), which keeps nothing.
-    enabled: bool,
-    /// True when the fields below describe a row walked without error.
-    valid: bool,
+/// Where a [`Projection`]'s ids sit in rows laid out like one row the projection
+/// [learned](Projection::learn): the same header and id lists, byte for byte (the common
+/// case: every row of a table holds the same columns). [`view`](Self::view) then finds a
+/// row's values from those positions without walking its ids.
+#[derive(Debug, Clone, Default)]
+pub struct RowShape {
+    /// The learned row's header and id areas, as stored; empty when nothing is learned.
+    prefix: Vec<u8>,
     big: bool,
+    checksum: bool,
     non_null: usize,
-    /// The row's non-NULL then NULL id areas, as stored.
-    ids: Vec<u8>,
-    /// `(caller position, where)` of every wanted id.
-    slots: Vec<(usize, Slot)>,
+    /// Where each wanted id sits, by the projection's caller position.
+    slots: Vec<Slot>,
 }
 
-impl Default for ShapeCache {
-    fn default() -> Self {
-        ShapeCache::new()
-    }
-}
-
-impl ShapeCache {
-    /// An empty cache.
+impl RowShape {
+    /// A shape that views no row until a projection learns one.
     pub fn new() -> Self {
-        ShapeCache {
-            enabled: true,
-            valid: false,
-            big: false,
-            non_null: 0,
-            ids: Vec::new(),
-            slots: Vec::new(),
-        }
+        RowShape::default()
     }
 
-    fn disabled() -> Self {
-        ShapeCache { enabled: false, ..ShapeCache::new() }
-    }
-
-    /// True when the last row walked had exactly these id lists.
+    /// The values of `row` when it is laid out as the learned row: its header and id
+    /// lists the same bytes, its offsets, values and checksum trailer (when flagged) long
+    /// enough. `None` otherwise — nothing learned, another layout, or a cut row — for the
+    /// caller to decode `row` with [`Projection::decode_into`] (which names any defect).
     #[inline]
-    fn holds(&self, big: bool, nn: usize, ids: &[u8], null_ids: &[u8]) -> bool {
-        self.valid
-            && self.big == big
-            && self.non_null == nn
-            && self.ids.len() == ids.len() + null_ids.len()
-            && self.ids.get(..ids.len()).is_some_and(|a| same_bytes(a, ids))
-            && self.ids.get(ids.len()..).is_some_and(|a| same_bytes(a, null_ids))
+    pub fn view<'r>(&self, row: &'r [u8]) -> Option<ShapedRow<'r, '_>> {
+        let n = self.prefix.len();
+        let (head, rest) = row.split_at_checked(n)?;
+        if n == 0 || !same_bytes(head, &self.prefix) {
+            return None;
+        }
+        let nn = self.non_null;
+        let (offsets, rest) = rest.split_at_checked(nn * if self.big { 4 } else { 2 })?;
+        let shaped = ShapedRow { slots: &self.slots, offsets, values: &[], big: self.big };
+        let values_end = match nn.checked_sub(1) {
+            Some(last) => shaped.off(last),
+            None => 0,
+        };
+        let (values, trailer) = rest.split_at_checked(values_end)?;
+        if self.checksum {
+            let need = match trailer.first() {
+                Some(&t) if t & CHECKSUM_EXTRA != 0 => 9,
+                _ => 5,
+            };
+            if trailer.len() < need {
+                return None;
+            }
+        }
+        Some(ShapedRow { values, ..shaped })
     }
 }
 
-/// `a == b` for the short id lists of a row, eight bytes at a time (no `memcmp` call).
+/// A row [`RowShape::view`] found laid out as the learned row.
+#[derive(Debug, Clone, Copy)]
+pub struct ShapedRow<'r, 's> {
+    slots: &'s [Slot],
+    offsets: &'r [u8],
+    values: &'r [u8],
+    big: bool,
+}
+
+impl<'r> ShapedRow<'r, '_> {
+    /// What the row holds for the `pos`-th id given to [`Projection::new`]: exactly what
+    /// [`Projection::decode_into`] puts in slot `pos`. `None` when `pos` is out of range or
+    /// the value's offsets are out of order (`decode_into` reports that row as corrupt).
+    #[inline]
+    pub fn get(&self, pos: usize) -> Option<Lookup<'r>> {
+        Some(match *self.slots.get(pos)? {
+            Slot::Missing => Lookup::Missing,
+            Slot::Null => Lookup::Null,
+            Slot::Value(p) => {
+                let start = match p.checked_sub(1) {
+                    Some(k) => self.off(k),
+                    None => 0,
+                };
+                Lookup::Value(self.values.get(start..self.off(p))?)
+            }
+        })
+    }
+
+    #[inline(always)]
+    fn off(&self, i: usize) -> usize {
+        if self.big { Big::off(self.offsets, i) } else { Small::off(self.offsets, i) }
+    }
+}
+
+/// `a == b` for the short id lists of a row, eight bytes at a time (no `memcmp` call): the
+/// last eight bytes overlap the chunks before them rather than being compared one by one.
 #[inline(always)]
-fn same_bytes(mut a: &[u8], mut b: &[u8]) -> bool {
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
     }
-    while let (Some((x, ra)), Some((y, rb))) =
-        (a.split_first_chunk::<8>(), b.split_first_chunk::<8>())
-    {
-        if x != y {
+    let word = |s: &[u8], at: usize| {
+        s.get(at..).and_then(|s| s.first_chunk::<8>()).map(|w| u64::from_ne_bytes(*w))
+    };
+    let Some(last) = a.len().checked_sub(8) else {
+        return a.iter().zip(b).all(|(x, y)| x == y);
+    };
+    let mut at = 0;
+    while at < last {
+        if word(a, at) != word(b, at) {
             return false;
         }
-        (a, b) = (ra, rb);
+        at += 8;
     }
-    a.iter().zip(b).all(|(x, y)| x == y)
+    word(a, last) == word(b, last)
 }
 
 fn not_ascending() -> Error {
@@ -403,6 +427,67 @@ struct RawHeader<'a> {
     non_null: usize,
     null: usize,
     rest: &'a [u8],
+}
+
+/// Reads the fixed header of the v2 row `data`.
+#[inline(always)]
+fn header(data: &[u8]) -> Result<RawHeader<'_>> {
+    let &[ver, fl, a, b, c, d, ref rest @ ..] = data else {
+        return Err(Error::Eof { what: "row v2 header", need: 6, have: data.len() });
+    };
+    if ver != CODEC_VER {
+        return Err(Error::Invalid { what: "row v2", reason: "codec version is not 128" });
+    }
+    let non_null = usize::from(u16::from_le_bytes([a, b]));
+    let null = usize::from(u16::from_le_bytes([c, d]));
+    Ok(RawHeader { fl, non_null, null, rest })
+}
+
+/// A v2 row's areas, their lengths checked.
+struct Areas<'a> {
+    nn: usize,
+    nl: usize,
+    ids: &'a [u8],
+    null_ids: &'a [u8],
+    offsets: &'a [u8],
+    values: &'a [u8],
+}
+
+/// Splits a row after its header into its areas, checking the lengths of the id and offset
+/// areas, the end of the values (the last offset) and the checksum trailer's length.
+#[inline(always)]
+fn areas<L: Layout>(h: RawHeader<'_>) -> Result<Areas<'_>> {
+    let (nn, nl) = (h.non_null, h.null);
+    let Some((ids, rest)) = h.rest.split_at_checked(nn * L::ID) else {
+        return Err(Error::Eof { what: "row v2 column ids", need: nn * L::ID, have: h.rest.len() });
+    };
+    let Some((null_ids, rest)) = rest.split_at_checked(nl * L::ID) else {
+        return Err(Error::Eof {
+            what: "row v2 null column ids",
+            need: nl * L::ID,
+            have: rest.len(),
+        });
+    };
+    let Some((offsets, rest)) = rest.split_at_checked(nn * L::OFF) else {
+        return Err(Error::Eof { what: "row v2 offsets", need: nn * L::OFF, have: rest.len() });
+    };
+    let values_end = match nn.checked_sub(1) {
+        Some(last) => L::off(offsets, last),
+        None => 0,
+    };
+    let Some((values, trailer)) = rest.split_at_checked(values_end) else {
+        return Err(Error::Eof { what: "row v2 values", need: values_end, have: rest.len() });
+    };
+    if h.fl & FLAG_CHECKSUM != 0 {
+        let need = match trailer.first() {
+            Some(&t) if t & CHECKSUM_EXTRA != 0 => 9,
+            _ => 5,
+        };
+        if trailer.len() < need {
+            return Err(Error::Eof { what: "row v2 checksum", need, have: trailer.len() });
+        }
+    }
+    Ok(Areas { nn, nl, ids, null_ids, offsets, values })
 }
 
 /// Id and offset widths of small and big rows.
@@ -451,6 +536,31 @@ impl Layout for Big {
         match offsets.get(i * 4..i * 4 + 4) {
             Some(&[a, b, c, d]) => u32::from_le_bytes([a, b, c, d]) as usize,
             _ => 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_bytes;
+
+    proptest::proptest! {
+        /// Equal to `==` on slices of every length around the eight-byte chunks, including
+        /// pairs that differ in one byte only.
+        #[test]
+        fn same_bytes_is_slice_equality(
+            a in proptest::collection::vec(0u8..4, 0..40),
+            flip in proptest::option::of((0usize..40, 1u8..=255)),
+            cut in proptest::option::of(0usize..40),
+        ) {
+            let mut b = a.clone();
+            if let Some((at, x)) = flip && let Some(byte) = b.get_mut(at) {
+                *byte ^= x;
+            }
+            if let Some(n) = cut {
+                b.truncate(n);
+            }
+            proptest::prop_assert_eq!(same_bytes(&a, &b), a == b);
         }
     }
 }
