@@ -420,6 +420,26 @@ fn check_cached(
 }
 
 #[test]
+fn a_shape_taught_by_one_projection_is_relearned_by_another() {
+    let mut enc = RowEncoder::new();
+    enc.int(1, 10).int(2, 20).null(3);
+    let mut row = Vec::new();
+    enc.finish(&mut row).unwrap();
+    let (p12, p21) = (v2::Projection::new(&[1, 2]), v2::Projection::new(&[2, 1]));
+    let mut shape = v2::RowShape::new();
+    let mut out = [v2::Lookup::Missing; 2];
+    for _ in 0..2 {
+        p12.decode_into_cached(&row, &mut out, &mut shape).unwrap();
+        assert_eq!(out, [v2::Lookup::Value(&[10]), v2::Lookup::Value(&[20])]);
+        p21.decode_into_cached(&row, &mut out, &mut shape).unwrap();
+        assert_eq!(out, [v2::Lookup::Value(&[20]), v2::Lookup::Value(&[10])]);
+    }
+    // The shape views rows for the projection that taught it last.
+    let view = shape.view(&row).unwrap();
+    assert_eq!(view.get(0), Some(v2::Lookup::Value(&[20])));
+}
+
+#[test]
 fn projection_known_rows() {
     // The upstream big row: ids 1, 3, 8, 12 non-NULL, 335 NULL.
     let mut enc = RowEncoder::new();

@@ -106,9 +106,10 @@ impl Projection {
         shape: &mut RowShape,
     ) -> Result<()> {
         self.check_len(out.len())?;
-        if shape.slots.len() != self.len || shape.view(data).is_none() {
-            // Another layout (or nothing learned yet): learn this row's, which walks it and
-            // reports its defects as `decode_into` would.
+        if shape.wanted != self.wanted || shape.view(data).is_none() {
+            // Another layout, a shape another projection taught, or nothing learned yet:
+            // learn this row's, which walks it and reports its defects as `decode_into`
+            // would.
             if self.learn(data, shape).is_err() {
                 return self.decode_into(data, out);
             }
@@ -131,6 +132,7 @@ impl Projection {
     /// does and fails as it would (then `shape` holds nothing, and views no row).
     pub fn learn(&self, data: &[u8], shape: &mut RowShape) -> Result<()> {
         shape.prefix.clear();
+        shape.wanted.clear();
         shape.slots.clear();
         shape.slots.resize(self.len, Slot::Missing);
         let h = header(data)?;
@@ -153,6 +155,7 @@ impl Projection {
         shape.big = big;
         shape.checksum = h.fl & FLAG_CHECKSUM != 0;
         shape.non_null = h.non_null;
+        shape.wanted.extend_from_slice(&self.wanted);
         Ok(())
     }
 
@@ -309,7 +312,9 @@ enum Slot {
 /// Where a [`Projection`]'s ids sit in rows laid out like one row the projection
 /// [learned](Projection::learn): the same header and id lists, byte for byte (the common
 /// case: every row of a table holds the same columns). [`view`](Self::view) then finds a
-/// row's values from those positions without walking its ids.
+/// row's values from those positions without walking its ids. A shape answers for the
+/// projection that taught it ([`Projection::decode_into_cached`] relearns a shape another
+/// projection taught).
 #[derive(Debug, Clone, Default)]
 pub struct RowShape {
     /// The learned row's header and id areas, as stored; empty when nothing is learned.
@@ -319,6 +324,8 @@ pub struct RowShape {
     non_null: usize,
     /// Where each wanted id sits, by the projection's caller position.
     slots: Vec<Slot>,
+    /// The wanted ids of the projection that taught the shape.
+    wanted: Vec<(u32, usize)>,
 }
 
 impl RowShape {
