@@ -3,20 +3,27 @@
 
 use std::time::Instant;
 
+use std::cmp::Ordering;
+
+use crate::batch::{Batch, LazyCol};
 use crate::column::{ColData, Scalar};
 use crate::ctx::EvalContext;
 use crate::error::Result;
 use crate::exec::{BatchResult, ExecEnv, ExecStats, Executor, ScanCounters};
+use crate::expr::build::NodeKind;
+use crate::expr::compare::{CmpOp, cmp_int, comparison};
 use crate::expr::eval::Value;
 use crate::expr::eval::truth_at;
 use crate::expr::{Node, eval};
-use crate::types::FieldType;
+use crate::types::{EvalType, FieldType};
 
 /// The Selection executor.
 #[derive(Debug)]
 pub struct SelectionExecutor {
     child: Box<dyn Executor>,
     conditions: Vec<Node>,
+    /// Per condition, its direct form when it compares a column with a constant.
+    direct: Vec<Option<Direct>>,
     refs: Vec<Vec<usize>>,
     /// Every column the conditions read, plus those the parent reads.
     prefetch: Vec<usize>,
@@ -38,15 +45,112 @@ impl SelectionExecutor {
                 v
             })
             .collect();
+        let direct = conditions.iter().map(Direct::of).collect();
         SelectionExecutor {
             child,
             conditions,
+            direct,
             refs,
             prefetch: Vec::new(),
             last_in: 0,
             last_out: 0,
             stats: ExecStats::default(),
         }
+    }
+}
+
+/// A condition `column op constant` (or `constant op column`) over integers, dates and
+/// times or durations, applied straight to the selection: each selected row's value is
+/// compared with the constant where it lies, without a result column or gathering the
+/// column first. It keeps exactly the rows the comparison kernel finds true (NULL compares
+/// to nothing).
+#[derive(Debug)]
+struct Direct {
+    col: usize,
+    /// The operator with the column on its left.
+    op: CmpOp,
+    konst: Scalar,
+    /// Whether the column and the constant are unsigned (integers).
+    unsigned: (bool, bool),
+}
+
+impl Direct {
+    fn of(cond: &Node) -> Option<Direct> {
+        let NodeKind::Func(f) = &cond.kind else { return None };
+        let (op, et) = comparison(f.sig)?;
+        if op == CmpOp::NullEq
+            || !matches!(et, EvalType::Int | EvalType::DateTime | EvalType::Duration)
+        {
+            return None;
+        }
+        let [a, b] = f.children.as_slice() else { return None };
+        let (col, konst, op) = match (&a.kind, &b.kind) {
+            (NodeKind::Column(o), NodeKind::Const(s)) => ((*o, a), (s, b), op),
+            (NodeKind::Const(s), NodeKind::Column(o)) => ((*o, b), (s, a), flip(op)),
+            _ => return None,
+        };
+        // The constant must already be of the compared type (else the kernel converts it).
+        let typed = matches!(
+            (et, konst.0),
+            (_, Scalar::Null)
+                | (EvalType::Int, Scalar::Int(_))
+                | (EvalType::DateTime, Scalar::DateTime(_))
+                | (EvalType::Duration, Scalar::Duration(_))
+        );
+        if !typed || col.1.et != et || konst.1.et != et {
+            return None;
+        }
+        let unsigned = (col.1.ft.is_unsigned(), konst.1.ft.is_unsigned());
+        Some(Direct { col: col.0, op, konst: konst.0.clone(), unsigned })
+    }
+
+    /// Applies the condition to `batch`'s selection; false (the selection untouched) when
+    /// the column is not decoded as expected, for the general path to evaluate it.
+    fn apply(&self, batch: &mut Batch) -> bool {
+        let Batch { cols, logical, .. } = batch;
+        let Some(LazyCol::Decoded(c)) = cols.get(self.col) else { return false };
+        let test = self.op.ordering_test();
+        let valid = &c.valid;
+        let keep = |logical: &mut Vec<u32>, f: &dyn Fn(usize) -> Option<Ordering>| {
+            logical.retain(|&r| {
+                let r = r as usize;
+                valid.get(r) && f(r).is_some_and(test)
+            })
+        };
+        match (&c.data, &self.konst) {
+            (_, Scalar::Null) => logical.clear(),
+            (ColData::Int(v), Scalar::Int(k)) => {
+                let (ua, ub) = self.unsigned;
+                if !ua && !ub {
+                    logical.retain(|&r| {
+                        let r = r as usize;
+                        valid.get(r) && v.get(r).is_some_and(|x| test(x.cmp(k)))
+                    });
+                } else {
+                    keep(logical, &|r| v.get(r).map(|x| cmp_int(*x, ua, *k, ub)));
+                }
+            }
+            (ColData::DateTime(v), Scalar::DateTime(k)) => logical.retain(|&r| {
+                let r = r as usize;
+                valid.get(r) && v.get(r).is_some_and(|x| test(x.cmp(k)))
+            }),
+            (ColData::Duration(v), Scalar::Duration(k)) => {
+                keep(logical, &|r| v.get(r).map(|x| x.cmp(k)));
+            }
+            _ => return false,
+        }
+        true
+    }
+}
+
+/// The operator with its operands swapped: `a op b` is `b flip(op) a`.
+fn flip(op: CmpOp) -> CmpOp {
+    match op {
+        CmpOp::Lt => CmpOp::Gt,
+        CmpOp::Le => CmpOp::Ge,
+        CmpOp::Gt => CmpOp::Lt,
+        CmpOp::Ge => CmpOp::Le,
+        other => other,
     }
 }
 
@@ -128,11 +232,14 @@ impl Executor for SelectionExecutor {
             r.batch.ensure(&self.prefetch, env.ctx)?;
         }
         self.last_in = r.batch.len();
-        for (cond, refs) in self.conditions.iter().zip(&self.refs) {
+        for ((cond, refs), direct) in self.conditions.iter().zip(&self.refs).zip(&self.direct) {
             if r.batch.is_empty() {
                 break;
             }
             r.batch.ensure(refs, env.ctx)?;
+            if direct.as_ref().is_some_and(|d| d.apply(&mut r.batch)) {
+                continue;
+            }
             let v = eval(cond, &r.batch, env.ctx)?;
             let mut logical = r.batch.logical.clone();
             keep_true(&mut logical, &v, env.ctx)?;
