@@ -1,5 +1,5 @@
-//! Selection applies `column op constant` over integers (signed and unsigned), datetimes and
-//! durations straight to its selection vector. Differential: every such condition keeps
+//! Selection applies `column op constant` over integers (signed and unsigned), decimals,
+//! datetimes and durations straight to its selection vector. Differential: every such condition keeps
 //! exactly the rows the general path keeps for the same comparison wrapped in `AND 1`
 //! (which the direct form does not take), over columns with NULLs, both operand orders,
 //! every operator but `<=>`, NULL constants, and two conditions in a row (the second sees a
@@ -13,7 +13,7 @@ use proptest::prelude::*;
 use prost::Message;
 use rcop_datum::chunk::mysql_type as mt;
 use rcop_datum::row::RowEncoder;
-use rcop_datum::{Datum, Duration, Time, TimeType, codec, key};
+use rcop_datum::{Datum, Decimal, Duration, Time, TimeType, codec, key};
 use rcop_exec::{Engine, MemStore};
 use rcop_proto::tipb;
 use support::dag::*;
@@ -40,6 +40,8 @@ struct Row {
     uint: Option<u64>,
     day: Option<u8>,
     secs: Option<i64>,
+    /// Hundredths of a `DECIMAL(15,2)`.
+    cents: Option<i64>,
 }
 
 fn datetime(day: u8) -> Time {
@@ -50,14 +52,20 @@ fn duration(secs: i64) -> Duration {
     Duration::from_nanos(secs * 1_000_000_000, 0).unwrap()
 }
 
+fn cents(c: i64) -> Decimal {
+    let sign = if c < 0 { "-" } else { "" };
+    format!("{sign}{}.{:02}", c.unsigned_abs() / 100, c.unsigned_abs() % 100).parse().unwrap()
+}
+
 fn any_row() -> impl Strategy<Value = Row> {
     (
         prop::option::weighted(0.8, prop_oneof![-3i64..3, Just(i64::MIN), Just(i64::MAX)]),
         prop::option::weighted(0.8, prop_oneof![0u64..4, Just(u64::MAX), Just(1 << 63)]),
         prop::option::weighted(0.8, 0u8..6),
         prop::option::weighted(0.8, -3i64..3),
+        prop::option::weighted(0.8, -300i64..300),
     )
-        .prop_map(|(int, uint, day, secs)| Row { int, uint, day, secs })
+        .prop_map(|(int, uint, day, secs, cents)| Row { int, uint, day, secs, cents })
 }
 
 fn store(rows: &[Row]) -> MemStore {
@@ -81,13 +89,22 @@ fn store(rows: &[Row]) -> MemStore {
             Some(s) => enc.duration(4, duration(s)),
             None => enc.null(4),
         };
+        match r.cents {
+            Some(c) => {
+                enc.decimal(5, &cents(c), 15, 2).unwrap();
+            }
+            None => {
+                enc.null(5);
+            }
+        }
         let mut v = Vec::new();
         enc.finish(&mut v).unwrap();
         (k, v)
     }))
 }
 
-/// A comparison of column `c` (0 int, 1 uint, 2 datetime, 3 duration) with constant `k`
+/// A comparison of column `c` (0 int, 1 uint, 2 datetime, 3 duration, 4 decimal) with
+/// constant `k` (a decimal of `k % 4` fraction digits: three is finer than the column's)
 /// (NULL when `null`), operator `op` (0 `<` … 5 `!=`), the constant first when `flip`.
 #[derive(Debug, Clone)]
 struct Cond {
@@ -99,7 +116,7 @@ struct Cond {
 }
 
 fn any_cond() -> impl Strategy<Value = Cond> {
-    (0usize..4, 0i32..6, -4i64..5, prop::bool::weighted(0.1), any::<bool>())
+    (0usize..5, 0i32..6, -4i64..5, prop::bool::weighted(0.1), any::<bool>())
         .prop_map(|(c, op, k, null, flip)| Cond { c, op, k, null, flip })
 }
 
@@ -109,7 +126,8 @@ impl Cond {
             0 => (ft(mt::LONG_LONG), 0),
             1 => (ft_u(), 0),
             2 => (ft_time(), 4),
-            _ => (ft_dur(), 5),
+            3 => (ft_dur(), 5),
+            _ => (ft_dec(15, 2), 2),
         };
         let column = col(self.c as i64 + 1, f.clone());
         let konst = if self.null {
@@ -132,6 +150,17 @@ impl Cond {
                     mt::DATETIME,
                     0,
                 ),
+                4 => {
+                    let frac = self.k.rem_euclid(4) as usize;
+                    let digits = format!("{}", self.k.unsigned_abs() * 7);
+                    let s = if frac == 0 {
+                        digits
+                    } else {
+                        let d = format!("{digits:0>width$}", width = frac + 1);
+                        format!("{}.{}", &d[..d.len() - frac], &d[d.len() - frac..])
+                    };
+                    dec(&if self.k < 0 { format!("-{s}") } else { s })
+                }
                 _ => {
                     let mut b = Vec::new();
                     codec::encode_i64(&mut b, self.k * 1_000_000_000);
@@ -157,6 +186,7 @@ fn handles(store: &MemStore, conds: Vec<tipb::Expr>) -> Vec<Datum> {
         column_info(2, &ft_u(), false),
         column_info(3, &ft_time(), false),
         column_info(4, &ft_dur(), false),
+        column_info(5, &ft_dec(15, 2), false),
     ];
     let d = dag(vec![scan(TID, cols, false), selection(conds)], vec![0], false);
     let resp =
@@ -190,8 +220,9 @@ proptest! {
 
 #[test]
 fn a_date_range_keeps_the_rows_inside_it() {
-    let rows: Vec<Row> =
-        (0..10u8).map(|d| Row { int: None, uint: None, day: Some(d), secs: None }).collect();
+    let rows: Vec<Row> = (0..10u8)
+        .map(|d| Row { int: None, uint: None, day: Some(d), secs: None, cents: None })
+        .collect();
     let s = store(&rows);
     // 2024-01-03 <= t AND t < 2024-01-06 (the constant first in the first condition).
     let ge = Cond { c: 2, op: 1, k: 2, null: false, flip: true };

@@ -15,6 +15,7 @@ use crate::expr::compare::{CmpOp, cmp_int, comparison};
 use crate::expr::eval::Value;
 use crate::expr::eval::truth_at;
 use crate::expr::{Node, eval};
+use crate::fixed;
 use crate::types::{EvalType, FieldType};
 
 /// The Selection executor.
@@ -59,8 +60,8 @@ impl SelectionExecutor {
     }
 }
 
-/// A condition `column op constant` (or `constant op column`) over integers, dates and
-/// times or durations, applied straight to the selection: each selected row's value is
+/// A condition `column op constant` (or `constant op column`) over integers, fixed-point
+/// decimals, dates and times or durations, applied straight to the selection: each selected row's value is
 /// compared with the constant where it lies, without a result column or gathering the
 /// column first. It keeps exactly the rows the comparison kernel finds true (NULL compares
 /// to nothing).
@@ -79,7 +80,10 @@ impl Direct {
         let NodeKind::Func(f) = &cond.kind else { return None };
         let (op, et) = comparison(f.sig)?;
         if op == CmpOp::NullEq
-            || !matches!(et, EvalType::Int | EvalType::DateTime | EvalType::Duration)
+            || !matches!(
+                et,
+                EvalType::Int | EvalType::Decimal | EvalType::DateTime | EvalType::Duration
+            )
         {
             return None;
         }
@@ -94,6 +98,7 @@ impl Direct {
             (et, konst.0),
             (_, Scalar::Null)
                 | (EvalType::Int, Scalar::Int(_))
+                | (EvalType::Decimal, Scalar::Decimal(_))
                 | (EvalType::DateTime, Scalar::DateTime(_))
                 | (EvalType::Duration, Scalar::Duration(_))
         );
@@ -129,6 +134,23 @@ impl Direct {
                 } else {
                     keep(logical, &|r| v.get(r).map(|x| cmp_int(*x, ua, *k, ub)));
                 }
+            }
+            (ColData::Fixed(f), Scalar::Decimal(d)) => {
+                // The constant at the column's scale, when it is exact there (else the general
+                // path rescales the column).
+                let Some((m, scale)) = fixed::to_fixed(d) else { return false };
+                let Some(k) = f
+                    .scale
+                    .checked_sub(scale)
+                    .and_then(|up| fixed::pow10(u32::from(up)))
+                    .and_then(|p| m.checked_mul(p))
+                else {
+                    return false;
+                };
+                logical.retain(|&r| {
+                    let r = r as usize;
+                    valid.get(r) && f.m.get(r).is_some_and(|x| test(x.cmp(&k)))
+                });
             }
             (ColData::DateTime(v), Scalar::DateTime(k)) => logical.retain(|&r| {
                 let r = r as usize;
