@@ -202,7 +202,7 @@ impl KvBatch {
     }
 
     /// Hints the processor to start loading the value of pair `i` (its first
-    /// [`PREFETCH_LINES`] cache lines) into the cache, so a loop decoding rows in order
+    /// three cache lines) into the cache, so a loop decoding rows in order
     /// finds the row it reaches already loaded. Does nothing when `i` is out of range or on
     /// processors without a prefetch hint.
     #[inline(always)]
@@ -231,7 +231,8 @@ impl KvBatch {
 }
 
 /// Cache lines of a value [`KvBatch::prefetch_value`] asks for: a row of a dozen columns.
-pub const PREFETCH_LINES: usize = 3;
+#[cfg(target_arch = "x86_64")]
+const PREFETCH_LINES: usize = 3;
 
 /// A half-open key interval `[start, end)` of raw user keys. An empty `end` means "no upper
 /// bound".
