@@ -6,7 +6,7 @@ use std::time::Instant;
 use std::cmp::Ordering;
 
 use crate::batch::{Batch, LazyCol};
-use crate::column::{ColData, Scalar};
+use crate::column::{Bitmap, ColData, Scalar};
 use crate::ctx::EvalContext;
 use crate::error::Result;
 use crate::exec::{BatchResult, ExecEnv, ExecStats, Executor, ScanCounters};
@@ -114,27 +114,13 @@ impl Direct {
     fn apply(&self, batch: &mut Batch) -> bool {
         let Batch { cols, logical, .. } = batch;
         let Some(LazyCol::Decoded(c)) = cols.get(self.col) else { return false };
-        let test = self.op.ordering_test();
-        let valid = &c.valid;
-        let keep = |logical: &mut Vec<u32>, f: &dyn Fn(usize) -> Option<Ordering>| {
-            logical.retain(|&r| {
-                let r = r as usize;
-                valid.get(r) && f(r).is_some_and(test)
-            })
-        };
+        let (op, valid) = (self.op, &c.valid);
         match (&c.data, &self.konst) {
             (_, Scalar::Null) => logical.clear(),
-            (ColData::Int(v), Scalar::Int(k)) => {
-                let (ua, ub) = self.unsigned;
-                if !ua && !ub {
-                    logical.retain(|&r| {
-                        let r = r as usize;
-                        valid.get(r) && v.get(r).is_some_and(|x| test(x.cmp(k)))
-                    });
-                } else {
-                    keep(logical, &|r| v.get(r).map(|x| cmp_int(*x, ua, *k, ub)));
-                }
-            }
+            (ColData::Int(v), Scalar::Int(k)) => match self.unsigned {
+                (false, false) => retain_cmp(logical, valid, v, op, |x| x.cmp(k)),
+                (ua, ub) => retain_cmp(logical, valid, v, op, |x| cmp_int(*x, ua, *k, ub)),
+            },
             (ColData::Fixed(f), Scalar::Decimal(d)) => {
                 // The constant at the column's scale, when it is exact there (else the general
                 // path rescales the column).
@@ -147,21 +133,46 @@ impl Direct {
                 else {
                     return false;
                 };
-                logical.retain(|&r| {
-                    let r = r as usize;
-                    valid.get(r) && f.m.get(r).is_some_and(|x| test(x.cmp(&k)))
-                });
+                retain_cmp(logical, valid, &f.m, op, |x| x.cmp(&k));
             }
-            (ColData::DateTime(v), Scalar::DateTime(k)) => logical.retain(|&r| {
-                let r = r as usize;
-                valid.get(r) && v.get(r).is_some_and(|x| test(x.cmp(k)))
-            }),
+            (ColData::DateTime(v), Scalar::DateTime(k)) => {
+                retain_cmp(logical, valid, v, op, |x| x.cmp(k));
+            }
             (ColData::Duration(v), Scalar::Duration(k)) => {
-                keep(logical, &|r| v.get(r).map(|x| x.cmp(k)));
+                retain_cmp(logical, valid, v, op, |x| x.cmp(k));
             }
             _ => return false,
         }
         true
+    }
+}
+
+/// Keeps the selected rows whose value `v[r]` is valid and `ord(v[r])` satisfies `op` (one
+/// loop per operator, so the test inlines).
+fn retain_cmp<T>(
+    logical: &mut Vec<u32>,
+    valid: &Bitmap,
+    v: &[T],
+    op: CmpOp,
+    ord: impl Fn(&T) -> Ordering,
+) {
+    match op {
+        CmpOp::Lt => retain_by(logical, valid, v, |x| ord(x).is_lt()),
+        CmpOp::Le => retain_by(logical, valid, v, |x| ord(x).is_le()),
+        CmpOp::Gt => retain_by(logical, valid, v, |x| ord(x).is_gt()),
+        CmpOp::Ge => retain_by(logical, valid, v, |x| ord(x).is_ge()),
+        // `<=>` never comes here: `Direct::of` refuses it.
+        CmpOp::Eq | CmpOp::NullEq => retain_by(logical, valid, v, |x| ord(x).is_eq()),
+        CmpOp::Ne => retain_by(logical, valid, v, |x| ord(x).is_ne()),
+    }
+}
+
+#[inline(always)]
+fn retain_by<T>(logical: &mut Vec<u32>, valid: &Bitmap, v: &[T], keep: impl Fn(&T) -> bool) {
+    if valid.no_nulls() {
+        logical.retain(|&r| v.get(r as usize).is_some_and(&keep));
+    } else {
+        logical.retain(|&r| valid.get(r as usize) && v.get(r as usize).is_some_and(&keep));
     }
 }
 
