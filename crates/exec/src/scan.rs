@@ -201,9 +201,9 @@ impl KvBatch {
         self.bytes_at(v)
     }
 
-    /// Hints the processor to start loading the value of pair `i` (its first
-    /// three cache lines) into the cache, so a loop decoding rows in order
-    /// finds the row it reaches already loaded. Does nothing when `i` is out of range or on
+    /// Hints the processor to start loading the value of pair `i` (its first three cache
+    /// lines) into the cache, so a loop decoding rows in order finds the row it reaches
+    /// already loaded. Does nothing when `i` is out of range or on
     /// processors without a prefetch hint.
     #[inline(always)]
     pub fn prefetch_value(&self, i: usize) {

@@ -1,9 +1,8 @@
 //! Selection: keeps the rows for which every condition is true, shrinking the selection
 //! vector only (no data is copied).
 
-use std::time::Instant;
-
 use std::cmp::Ordering;
+use std::time::Instant;
 
 use crate::batch::{Batch, LazyCol};
 use crate::column::{Bitmap, ColData, Scalar};
@@ -61,9 +60,9 @@ impl SelectionExecutor {
 }
 
 /// A condition `column op constant` (or `constant op column`) over integers, fixed-point
-/// decimals, dates and times or durations, applied straight to the selection: each selected row's value is
-/// compared with the constant where it lies, without a result column or gathering the
-/// column first. It keeps exactly the rows the comparison kernel finds true (NULL compares
+/// decimals, dates and times or durations, applied straight to the selection: each selected
+/// row's value is compared with the constant where it lies, without a result column or
+/// gathering the column first. It keeps exactly the rows the comparison kernel finds true (NULL compares
 /// to nothing).
 #[derive(Debug)]
 struct Direct {

@@ -99,7 +99,7 @@ impl TableRows {
             })
             .collect::<Result<Vec<_>>>()?;
         let mut outs: Vec<VecCol> = cols.iter().map(|c| new_column(c, physical_len)).collect();
-        let from_row = |c: &ScanCol| matches!(c.source, Source::Row | Source::PkDatum(_));
+        let needs_row = cols.iter().any(|c| c.reads_row());
         let sorted = logical.windows(2).all(|w| w.first() < w.get(1));
         let all: Vec<u32>;
         // Decode the logical rows (all rows when the selection is not in physical order);
@@ -111,7 +111,7 @@ impl TableRows {
             &all
         };
         // Columns not read from the row value ask for no id (-1 is never stored).
-        let ids: Vec<i64> = cols.iter().map(|c| if from_row(c) { c.id } else { -1 }).collect();
+        let ids: Vec<i64> = cols.iter().map(|c| if c.reads_row() { c.id } else { -1 }).collect();
         let proj = Projection::new(&ids);
         let mut shape = RowShape::new();
         // The decoder of each column's decimals (built from the first value's header).
@@ -129,6 +129,13 @@ impl TableRows {
                 outs.iter_mut().for_each(|o| o.push_nulls(r - at));
             }
             at = r + 1;
+            if !needs_row {
+                // Only the key's parts: the row value is not read.
+                for (col, out) in cols.iter().zip(outs.iter_mut()) {
+                    self.decode_cell(col, r, Column::Missing, out)?;
+                }
+                continue;
+            }
             let v = self.kv.value(r).ok_or_else(|| Error::invalid("scan row out of range"))?;
             if let Some(row) = shape.view(v) {
                 // Every value of the row, or none of them (a slot the shape cannot read is
@@ -178,13 +185,11 @@ impl TableRows {
         cells.clear();
         cells.resize(cols.len(), Column::Missing);
         if v.first() == Some(&v2::CODEC_VER) {
-            if cols.iter().any(|c| matches!(c.source, Source::Row | Source::PkDatum(_))) {
-                proj.decode_into_cached(v, cells, shape)?;
-            }
+            proj.decode_into_cached(v, cells, shape)?;
         } else {
             let row = Row::V1(RowV1::new(v));
             for (c, cell) in cols.iter().zip(cells.iter_mut()) {
-                if matches!(c.source, Source::Row | Source::PkDatum(_)) {
+                if c.reads_row() {
                     *cell = row.get(c.id)?;
                 }
             }
@@ -255,6 +260,12 @@ impl TableRows {
 }
 
 impl ScanCol {
+    /// True when the column is read from the row value (else from the key).
+    #[inline]
+    fn reads_row(&self) -> bool {
+        matches!(self.source, Source::Row | Source::PkDatum(_))
+    }
+
     /// A column read only from datums and v2 values (an index scan's); `elems` are the
     /// member names of an `ENUM` column (`ColumnInfo.elems`, empty for other types).
     pub(super) fn plain(id: i64, ft: FieldType, elems: Vec<String>) -> Result<ScanCol> {

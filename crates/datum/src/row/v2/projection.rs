@@ -106,22 +106,29 @@ impl Projection {
         shape: &mut RowShape,
     ) -> Result<()> {
         self.check_len(out.len())?;
-        if shape.wanted != self.wanted || shape.view(data).is_none() {
-            // Another layout, a shape another projection taught, or nothing learned yet:
-            // learn this row's, which walks it and reports its defects as `decode_into`
-            // would.
-            if self.learn(data, shape).is_err() {
-                return self.decode_into(data, out);
-            }
-        }
-        if let Some(row) = shape.view(data) {
+        // Every slot from a row the shape views, or `None` (nothing written that matters: the
+        // caller walks the row) when a value's offsets are out of order.
+        let fill = |row: ShapedRow<'a, '_>, out: &mut [T]| {
             for (pos, o) in out.iter_mut().enumerate() {
-                match row.get(pos) {
-                    Some(l) => *o = T::from(l),
-                    // A value whose offsets are out of order: the walk names the defect.
-                    None => return self.decode_into(data, out),
-                }
+                *o = T::from(row.get(pos)?);
             }
+            Some(())
+        };
+        if shape.wanted == self.wanted
+            && let Some(row) = shape.view(data)
+        {
+            return match fill(row, out) {
+                Some(()) => Ok(()),
+                // A value whose offsets are out of order: the walk names the defect.
+                None => self.decode_into(data, out),
+            };
+        }
+        // Another layout, a shape another projection taught, or nothing learned yet: learn
+        // this row's, which walks it and reports its defects as `decode_into` would.
+        if self.learn(data, shape).is_ok()
+            && let Some(row) = shape.view(data)
+            && fill(row, out).is_some()
+        {
             return Ok(());
         }
         self.decode_into(data, out)
