@@ -110,6 +110,9 @@ pub struct ExecLimits {
     pub memory: Option<Arc<dyn MemoryBudget>>,
     /// Set to true (by anyone) to stop the request ([`Abort::Cancelled`]).
     pub cancelled: Option<Arc<AtomicBool>>,
+    /// Set to true to stop one part of a split request that the parts before it made
+    /// unneeded (checked as [`cancelled`](Self::cancelled) is; see `parallel.rs`).
+    pub(crate) part_stop: Option<Arc<AtomicBool>>,
 }
 
 impl ExecLimits {
@@ -134,8 +137,17 @@ impl ExecLimits {
         self
     }
 
+    /// The same limits, also stopped by `flag` (a part's own stop).
+    pub(crate) fn with_part_stop(mut self, flag: Arc<AtomicBool>) -> Self {
+        self.part_stop = Some(flag);
+        self
+    }
+
     fn any(&self) -> bool {
-        self.deadline.is_some() || self.memory.is_some() || self.cancelled.is_some()
+        self.deadline.is_some()
+            || self.memory.is_some()
+            || self.cancelled.is_some()
+            || self.part_stop.is_some()
     }
 }
 
@@ -199,7 +211,9 @@ impl Guard {
             return Err(a);
         }
         self.work = 0;
-        let abort = if self.limits.cancelled.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
+        let set =
+            |f: &Option<Arc<AtomicBool>>| f.as_ref().is_some_and(|c| c.load(Ordering::Relaxed));
+        let abort = if set(&self.limits.cancelled) || set(&self.limits.part_stop) {
             Some(Abort::Cancelled)
         } else if self.limits.deadline.is_some_and(|d| Instant::now() >= d) {
             Some(Abort::DeadlineExceeded)

@@ -6,6 +6,7 @@
 
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 use bytes::Bytes;
@@ -112,6 +113,12 @@ pub enum Whole {
 /// `[where it stopped, last range end)`, exactly as TiDB reads it to ask for the next page.
 /// Parts past the page are wasted work, which is why small pages run whole.
 ///
+/// A Limit's parts stop early: once the parts before one in scan order have finished with
+/// the limit's rows between them, that part (and every later one) is no longer needed — it
+/// stops at its next batch, or does not start, and answers nothing
+/// ([`PartOutput::skipped`]). The parts of one plan share what they found for this, so a
+/// plan is for one run of its request.
+///
 /// Responses: chunks in scan order (TypeDefault or TypeChunk, as asked); `output_counts`
 /// summed back onto the request's ranges (the rows the parts taken scanned); execution
 /// summaries per executor with the rows and iterations summed and the time the longest
@@ -139,6 +146,59 @@ pub struct SplitPlan {
     limit: u64,
     desc: bool,
     page: PageLimits,
+    /// What the parts found so far (a Limit's parts stop on it).
+    progress: Arc<Progress>,
+}
+
+/// What the parts of a Limit plan found so far, shared by them: the rows each finished part
+/// answers, and a stop flag per part that the parts before it made unneeded.
+#[derive(Debug)]
+struct Progress {
+    /// Per part (plan order): the rows of its answer once it finished, else [`RUNNING`].
+    rows: Vec<AtomicU64>,
+    /// Per part (plan order): set once the part is no longer needed.
+    stop: Vec<Arc<AtomicBool>>,
+}
+
+/// [`Progress::rows`] of a part that has not finished (or failed).
+const RUNNING: u64 = u64::MAX;
+
+impl Progress {
+    fn new(parts: usize) -> Progress {
+        Progress {
+            rows: (0..parts).map(|_| AtomicU64::new(RUNNING)).collect(),
+            stop: (0..parts).map(|_| Arc::new(AtomicBool::new(false))).collect(),
+        }
+    }
+
+    /// Records that `part` finished with `rows` rows, then stops every part after the
+    /// finished scan-order prefix that holds `limit` rows (as [`Engine::combine_parts`]
+    /// takes them: the first part always, later ones while fewer than `limit` rows are
+    /// taken).
+    fn finish(&self, part: usize, rows: u64, limit: u64, order: &[usize]) {
+        if let Some(r) = self.rows.get(part) {
+            r.store(rows.min(RUNNING - 1), Ordering::Release);
+        }
+        let mut taken = 0u64;
+        let mut stopping = false;
+        for (n, &i) in order.iter().enumerate() {
+            stopping = stopping || (n > 0 && taken >= limit);
+            if stopping {
+                if let Some(f) = self.stop.get(i) {
+                    f.store(true, Ordering::Relaxed);
+                }
+                continue;
+            }
+            match self.rows.get(i).map(|r| r.load(Ordering::Acquire)) {
+                Some(r) if r != RUNNING => taken = taken.saturating_add(r),
+                _ => return,
+            }
+        }
+    }
+
+    fn stopped(&self, part: usize) -> bool {
+        self.stop.get(part).is_some_and(|f| f.load(Ordering::Relaxed))
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -190,6 +250,12 @@ impl PartOutput {
     pub fn part(&self) -> usize {
         self.part
     }
+
+    /// Whether the part stopped (or never started) because the parts before it already
+    /// answer the request (a Limit's rows): it answers nothing.
+    pub fn skipped(&self) -> bool {
+        matches!(self.result, PartResult::Skipped)
+    }
 }
 
 #[derive(Debug)]
@@ -214,6 +280,8 @@ enum PartResult {
     },
     /// The part's error, as the whole request would answer it.
     Failed(Box<coprocessor::Response>),
+    /// Not needed: the parts before it answer the request.
+    Skipped,
 }
 
 /// Bytes of a memory budget held for a part's answer, given back on drop.
@@ -351,6 +419,7 @@ impl Engine {
         }
         let summaries = dag.collect_execution_summaries == Some(true);
         dag.collect_execution_summaries = Some(true);
+        let progress = Arc::new(Progress::new(parts.len()));
         Ok(SplitPlan {
             dag: Arc::new(dag),
             summaries,
@@ -363,6 +432,7 @@ impl Engine {
             limit,
             desc,
             page,
+            progress,
         })
     }
 
@@ -394,6 +464,18 @@ impl Engine {
                 _held: Held::default(),
             });
         };
+        let stop = plan.progress.stop.get(part).filter(|_| plan.combine == Combine::Limit);
+        if plan.progress.stopped(part) {
+            return Ok(PartOutput { part, result: PartResult::Skipped, _held: Held::default() });
+        }
+        let part_limits;
+        let limits = match stop {
+            Some(flag) => {
+                part_limits = limits.clone().with_part_stop(Arc::clone(flag));
+                &part_limits
+            }
+            None => limits,
+        };
         let result = match plan.combine {
             Combine::Concat | Combine::SimpleAgg => self
                 .execute_dag_limited(&plan.dag, &p.ranges, &plan.page, limits, source)
@@ -418,8 +500,18 @@ impl Engine {
                 }),
             Combine::TopN | Combine::Limit => self.collect_rows(plan, p, source, limits),
         };
+        if let (Ok(PartResult::Rows { rows, .. }), Some(_)) = (&result, stop) {
+            plan.progress.finish(part, *rows, plan.limit, &plan.scan_order());
+        }
         let result = match result {
             Ok(r) => r,
+            // Stopped by its own flag, not the request's: the parts before it answer.
+            Err(Error::Aborted(Abort::Cancelled))
+                if plan.progress.stopped(part)
+                    && !limits.cancelled.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) =>
+            {
+                PartResult::Skipped
+            }
             Err(Error::Aborted(a)) => return Err(a),
             Err(Error::Scan(e)) => PartResult::Failed(Box::new(scan_error_response(e))),
             Err(e) => PartResult::Failed(Box::new(coprocessor::Response {
@@ -429,7 +521,7 @@ impl Engine {
         };
         let bytes = match &result {
             PartResult::Encoded { response, .. } => response.encoded_len(),
-            PartResult::Rows { .. } | PartResult::Failed(_) => 0,
+            PartResult::Rows { .. } | PartResult::Failed(_) | PartResult::Skipped => 0,
         };
         let held = match &result {
             PartResult::Rows { batches, .. } => Held::grow(limits, rows_bytes(batches))?,
@@ -564,7 +656,7 @@ impl Engine {
                         break;
                     }
                 }
-                PartResult::Rows { .. } => {
+                PartResult::Rows { .. } | PartResult::Skipped => {
                     return Some(coprocessor::Response {
                         other_error: "a TopN or Limit part in a concatenated plan".into(),
                         ..Default::default()
@@ -651,6 +743,8 @@ impl Engine {
                     return Ok(None);
                 }
                 PartResult::Failed(resp) => return Ok(Some(*resp)),
+                // Only a part after the Limit's rows stops, and the loop ended before it.
+                PartResult::Skipped => return Ok(None),
                 PartResult::Encoded { .. } => {
                     return Ok(Some(coprocessor::Response {
                         other_error: "a concatenated part in a TopN or Limit plan".into(),

@@ -22,7 +22,8 @@ use proptest::prelude::*;
 use prost::Message;
 use rcop_datum::{Decimal, key};
 use rcop_exec::{
-    Abort, CappedBudget, Combine, Engine, EngineConfig, ExecLimits, KeyRange, MemStore, Whole,
+    Abort, CappedBudget, Combine, Engine, EngineConfig, ExecLimits, KeyRange, KvBatch, MemStore,
+    ScanError, ScanSource, ScanStatus, Whole,
 };
 use rcop_proto::{coprocessor, tipb};
 use support::corpus::{Case, Table, TableSpec, build_dag, build_table};
@@ -511,4 +512,120 @@ fn a_cancelled_split_request_aborts_and_gives_its_memory_back() {
         &small,
     );
     assert!(matches!(got, Err(Abort::OverBudget { .. })), "{got:?}");
+}
+
+/// A source that counts the pairs it hands out and runs `first` before its first batch.
+struct Counting<'a, S> {
+    inner: S,
+    pairs: usize,
+    first: Option<Box<dyn FnOnce() + 'a>>,
+}
+
+impl<'a, S: ScanSource> Counting<'a, S> {
+    fn new(inner: S) -> Self {
+        Counting { inner, pairs: 0, first: None }
+    }
+}
+
+impl<S: ScanSource> ScanSource for Counting<'_, S> {
+    fn start(&mut self, range: &KeyRange, desc: bool) -> Result<(), ScanError> {
+        self.inner.start(range, desc)
+    }
+
+    fn next_batch(&mut self, max_pairs: usize, out: &mut KvBatch) -> Result<ScanStatus, ScanError> {
+        if let Some(f) = self.first.take() {
+            f();
+        }
+        let status = self.inner.next_batch(max_pairs, out)?;
+        self.pairs += out.len();
+        Ok(status)
+    }
+}
+
+#[test]
+fn a_limit_stops_the_parts_its_earlier_parts_answer() {
+    // 2000 rows; parts [.., 700), [700, 1400), [1400, ..).
+    let rows = (1..=2000).map(|i| format!("{i} | {} | {} | {i}.25 | a", i % 7, i % 3)).collect();
+    let t = table(rows, false);
+    let engine = Engine::default();
+    let limits = ExecLimits::default();
+    let keys = vec![record_key(700), record_key(1400)];
+    let setup = |lines: &[&str], desc: bool| {
+        let lines = lines.iter().map(|s| s.to_string()).collect();
+        let (dag, fts) = build_dag(&t, &case(lines, desc), false);
+        let req = request(&dag, ranges(&[]));
+        let plan = engine.plan_split(&req, &keys).unwrap();
+        assert_eq!((plan.combine(), plan.parts()), (Combine::Limit, 3));
+        (req, plan, fts)
+    };
+    // Runs the parts one after another in `order`: (skipped, pairs read) per part, and
+    // checks the combined answer against the whole request's.
+    let run = |lines: &[&str], desc: bool, order: &[usize]| {
+        let (req, plan, fts) = setup(lines, desc);
+        let mut outputs = Vec::new();
+        let mut seen = vec![(false, 0usize); 3];
+        for &i in order {
+            let mut src = Counting::new(t.store.scanner());
+            let out = engine.execute_part(&plan, i, &mut src, &limits).unwrap();
+            seen[i] = (out.skipped(), src.pairs);
+            outputs.push(out);
+        }
+        let resp = engine.combine_parts(&plan, outputs, &limits).unwrap().unwrap();
+        let whole = engine.handle(&req, &mut t.store.scanner());
+        assert_eq!(
+            answer(&resp, &fts, false, Kind::Limit),
+            answer(&whole, &fts, false, Kind::Limit)
+        );
+        seen
+    };
+
+    // The first part holds the limit: the later ones do not read a pair.
+    let seen = run(&["limit 5"], false, &[0, 1, 2]);
+    assert_eq!(seen.iter().map(|s| s.0).collect::<Vec<_>>(), [false, true, true]);
+    assert_eq!((seen[1].1, seen[2].1), (0, 0));
+    // Backwards, the last part comes first.
+    let seen = run(&["limit 5"], true, &[2, 1, 0]);
+    assert_eq!(seen.iter().map(|s| s.0).collect::<Vec<_>>(), [true, true, false]);
+    // Parts that finish before the parts in front of them are kept.
+    let seen = run(&["limit 5"], false, &[2, 1, 0]);
+    assert!(seen.iter().all(|s| !s.0), "{seen:?}");
+    // Too few rows in the first part (ids under 10) and none in the others: every part
+    // scans its whole range.
+    let seen = run(&["sel lt(#0, 10)", "limit 20"], false, &[0, 1, 2]);
+    assert!(seen.iter().all(|s| !s.0), "{seen:?}");
+    assert_eq!((seen[1].1, seen[2].1), (700, 601));
+    // Too few in the first part (ids 691..699), enough with the second's: the third stops.
+    let seen = run(&["sel gt(#0, 690)", "limit 20"], false, &[0, 1, 2]);
+    assert_eq!(seen.iter().map(|s| s.0).collect::<Vec<_>>(), [false, false, true]);
+    let seen = run(&["sel lt(#0, 720)", "limit 30"], false, &[0, 1, 2]);
+    assert_eq!(seen.iter().map(|s| s.0).collect::<Vec<_>>(), [false, true, true]);
+    // Too few rows in every part: none stops.
+    let seen = run(&["sel lt(#0, 10)", "limit 20"], false, &[1, 2, 0]);
+    assert!(seen.iter().all(|s| !s.0), "{seen:?}");
+
+    // A part stops in the middle of its scan: the second part (ids 700..720 match, too few
+    // for the limit alone) is running when the first finishes with the limit's rows.
+    let (req, plan, fts) = setup(&["sel lt(#0, 720)", "limit 30"], false);
+    let first = std::cell::RefCell::new(None);
+    let mut src = Counting::new(t.store.scanner());
+    src.first = Some(Box::new(|| {
+        let out = engine.execute_part(&plan, 0, &mut t.store.scanner(), &limits).unwrap();
+        *first.borrow_mut() = Some(out);
+    }));
+    let second = engine.execute_part(&plan, 1, &mut src, &limits).unwrap();
+    assert!(second.skipped());
+    assert!(src.pairs > 0 && src.pairs < 700, "stopped after its first batch: {}", src.pairs);
+    drop(src);
+    let third = engine.execute_part(&plan, 2, &mut t.store.scanner(), &limits).unwrap();
+    assert!(third.skipped());
+    let outputs = vec![first.into_inner().unwrap(), second, third];
+    let resp = engine.combine_parts(&plan, outputs, &limits).unwrap().unwrap();
+    let whole = engine.handle(&req, &mut t.store.scanner());
+    assert_eq!(answer(&resp, &fts, false, Kind::Limit), answer(&whole, &fts, false, Kind::Limit));
+
+    // The request's own cancel flag still aborts a part, skipped or not.
+    let (_, plan, _) = setup(&["limit 5"], false);
+    let cancelled = ExecLimits::default().with_cancel_flag(Arc::new(AtomicBool::new(true)));
+    let got = engine.execute_part(&plan, 1, &mut t.store.scanner(), &cancelled);
+    assert!(matches!(got, Err(Abort::Cancelled)), "{got:?}");
 }

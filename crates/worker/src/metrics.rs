@@ -50,6 +50,8 @@ pub(crate) const UNSPLIT_REASONS: [&str; 5] = ["small", "busy", "shape", "one_pa
 ///   connection, a cancelled call) before the answer; their work stops at its next check;
 /// - `rcop_worker_split_requests_total`, `rcop_worker_split_parts_total`: DAG requests run
 ///   as parts on several compute threads (`cop-parallelism`), and their parts;
+///   `rcop_worker_split_parts_skipped_total`: parts of a Limit stopped early (or never
+///   started) because the parts before them already held the limit's rows;
 ///   `rcop_worker_unsplit_requests_total{reason}`: DAG requests that ran on one thread while
 ///   splitting was on (`small`: under `cop-parallel-min-bytes`; `busy`: fewer than two idle
 ///   compute threads; `shape`: a DAG, page or range layout the parts cannot answer; `one_part`:
@@ -87,6 +89,7 @@ pub struct WorkerMetrics {
     cancelled: IntCounter,
     split_requests: IntCounter,
     split_parts: IntCounter,
+    split_parts_skipped: IntCounter,
     unsplit_requests: IntCounterVec,
     ready: IntGauge,
     open_connections: IntGauge,
@@ -451,6 +454,11 @@ impl WorkerMetrics {
             "Parts of the DAG requests run on several compute threads",
         )?;
         registry.register(Box::new(split_parts.clone()))?;
+        let split_parts_skipped = IntCounter::new(
+            "rcop_worker_split_parts_skipped_total",
+            "Parts of split Limit requests stopped early: the parts before them held the rows",
+        )?;
+        registry.register(Box::new(split_parts_skipped.clone()))?;
         let unsplit_requests = IntCounterVec::new(
             Opts::new(
                 "rcop_worker_unsplit_requests_total",
@@ -512,6 +520,7 @@ impl WorkerMetrics {
             cancelled,
             split_requests,
             split_parts,
+            split_parts_skipped,
             unsplit_requests,
             ready,
             open_connections,
@@ -523,6 +532,12 @@ impl WorkerMetrics {
     pub(crate) fn count_split(&self, parts: usize) {
         self.split_requests.inc();
         self.split_parts.inc_by(parts as u64);
+    }
+
+    /// Counts a part of a split request that stopped early (see
+    /// `rcop_exec::PartOutput::skipped`).
+    pub(crate) fn count_skipped_part(&self) {
+        self.split_parts_skipped.inc();
     }
 
     /// Counts a request run on one thread while splitting is on (a reason of

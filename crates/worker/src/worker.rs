@@ -953,7 +953,12 @@ impl Worker {
             let (out, s) = r?;
             stats.add(&s);
             match out {
-                Ok(o) => outputs.push(o),
+                Ok(o) => {
+                    if o.skipped() {
+                        self.metrics.count_skipped_part();
+                    }
+                    outputs.push(o)
+                }
                 // The first abort that is not the cancel set for it.
                 Err(a) => match abort {
                     None | Some(rcop_exec::Abort::Cancelled) => abort = Some(a),

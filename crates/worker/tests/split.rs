@@ -117,6 +117,23 @@ async fn heavy_requests_split_into_parts_and_answer_as_the_engine() {
     let split = answer(&w, &body).await;
     assert_eq!(rows_data(&split), rows_data(&whole));
     assert_eq!(metric(&w, "rcop_worker_split_requests_total"), 3);
+
+    // A Limit: the first rows in range order. The second part stops once the first holds
+    // the rows, if it is still running then (counted as skipped; timing decides whether).
+    let mut dag = scan_dag();
+    dag.executors.push(tipb::Executor {
+        tp: Some(tipb::ExecType::TypeLimit as i32),
+        limit: Some(Box::new(tipb::Limit { limit: Some(3), ..Default::default() })),
+        ..Default::default()
+    });
+    let req = cop_request(&dag);
+    let body = export(&shard, &req);
+    let whole = tipb::SelectResponse::decode(run_locally(&shard, &req, 32 << 20).data).unwrap();
+    let split = answer(&w, &body).await;
+    assert!(!rows_data(&whole).is_empty());
+    assert_eq!(rows_data(&split), rows_data(&whole));
+    assert_eq!(metric(&w, "rcop_worker_split_requests_total"), 4);
+    assert!(metric(&w, "rcop_worker_split_parts_skipped_total") <= 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
