@@ -25,9 +25,9 @@ const N: i64 = 12_000;
 
 /// Allocations a request may add per extra batch of 1024 rows. A batch's columns, selection
 /// vector, evaluated expressions and response chunk are allocated per batch (sized up front
-/// where the row count is known; string bytes and evaluated columns still grow by doubling):
-/// 54 to 104 per batch in these scenarios (2026-12, 5 columns). One allocation per row would
-/// add 1024.
+/// where the row count is known; string bytes and evaluated columns still grow by doubling;
+/// a scan's row decoders are kept from batch to batch): 33 (Q6) to 93 per batch in these
+/// scenarios (2026-12, 5 columns). One allocation per row would add 1024.
 const PER_BATCH: f64 = 128.0;
 
 fn assert_flat(name: &str) {

@@ -147,3 +147,52 @@ fn a_corrupt_offset_after_a_learned_layout_is_an_error() {
     // And the same rows without the corruption decode.
     check((1..=120).map(|h| (h, row(h, (h % 5) as u8))).collect()).unwrap();
 }
+
+/// Column 6 of [`mixed_decimal_row`]: `DECIMAL(15, 2)`, stored as `DECIMAL(12, 2)` by some rows.
+fn cents(c: i64) -> rcop_datum::Decimal {
+    format!("{}.{:02}", c / 100, c % 100).parse().unwrap()
+}
+
+/// Row `h`: column 1 = h, column 2 NULL for h in 300..=350 (another layout), column 6 =
+/// h * 7 cents stored as DECIMAL(15, 2), or DECIMAL(12, 2) for h in 201..=450 (another
+/// decimal header).
+fn mixed_decimal_row(h: i64) -> Vec<u8> {
+    let mut enc = RowEncoder::new();
+    enc.int(1, h);
+    if (300..=350).contains(&h) {
+        enc.null(2);
+    } else {
+        enc.int(2, -h);
+    }
+    let prec = if (201..=450).contains(&h) { 12 } else { 15 };
+    enc.decimal(6, &cents(h * 7), prec, 2).unwrap();
+    let mut v = Vec::new();
+    enc.finish(&mut v).unwrap();
+    v
+}
+
+#[test]
+fn what_one_batch_learns_holds_for_the_next_ones() {
+    // 700 rows span batches of 32, 64, … 256; the layout and the decimal header change
+    // inside and across them. The selection decodes column 1 of every row, the encoder
+    // column 6 of the rows kept: two column lists, each decoder kept from batch to batch.
+    let store = MemStore::from_pairs((1..=700).map(|h| {
+        let mut k = Vec::new();
+        key::encode_record_key(&mut k, TID, h);
+        (k, mixed_decimal_row(h))
+    }));
+    let i = ft(mt::LONG_LONG);
+    let d = ft_dec(15, 2);
+    let cols =
+        vec![column_info(-1, &i, true), column_info(1, &i, false), column_info(6, &d, false)];
+    let keep = func(130, i.clone(), vec![col(1, i.clone()), int(100)]); // GeInt
+    let dag = dag(vec![scan(TID, cols, false), selection(vec![keep])], vec![0, 2], false);
+    let resp = Engine::default()
+        .handle(&request(&dag, vec![table_range(TID, None)]), &mut store.scanner());
+    assert!(resp.other_error.is_empty(), "{}", resp.other_error);
+    let sel = tipb::SelectResponse::decode(resp.data).unwrap();
+    assert!(sel.error.is_none(), "{:?}", sel.error);
+    let want: Vec<Vec<Datum>> =
+        (100..=700).map(|h| vec![Datum::Int(h), Datum::Decimal(cents(h * 7))]).collect();
+    assert_eq!(default_rows(&sel, 2), want);
+}

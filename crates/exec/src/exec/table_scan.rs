@@ -1,7 +1,7 @@
 //! TableScan: reads record keys and row values through the scan source; columns stay raw
 //! until an expression (or the response encoder) reads them.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use rcop_datum::codec::Reader;
@@ -59,6 +59,56 @@ struct ScanColumns {
     cols: Vec<ScanCol>,
     tz: Tz,
     common_handle: bool,
+    /// The decoders of earlier [`TableRows::decode_columns`] calls, for the next batch's
+    /// call over the same columns to reuse (at most [`MAX_DECODERS`], the latest kept).
+    decoders: Mutex<Vec<ColumnsDecoder>>,
+}
+
+/// Column lists whose decoders a scan keeps: one per column an expression reads first, in
+/// practice (a selection's conditions decode their columns one by one).
+const MAX_DECODERS: usize = 8;
+
+/// What decoding a list of a scan's columns learns, kept from batch to batch: the
+/// projection of their ids, the layout of the rows last decoded and each column's decimal
+/// decoder. Built from the columns alone and then only taught by rows, so reusing it gives
+/// exactly what a new one would.
+#[derive(Debug)]
+struct ColumnsDecoder {
+    /// The scan columns decoded, in the order asked.
+    js: Vec<usize>,
+    proj: Projection,
+    shape: RowShape,
+    /// The decoder of each column's decimals (built from the first value's header).
+    decs: Vec<Option<BinI128Decoder>>,
+}
+
+impl ScanColumns {
+    /// The decoder an earlier call over the columns `js` left, else a new one.
+    fn take_decoder(&self, js: &[usize], cols: &[&ScanCol]) -> ColumnsDecoder {
+        if let Ok(mut kept) = self.decoders.try_lock()
+            && let Some(at) = kept.iter().position(|d| d.js == js)
+        {
+            return kept.swap_remove(at);
+        }
+        // Columns not read from the row value ask for no id (-1 is never stored).
+        let ids: Vec<i64> = cols.iter().map(|c| if c.reads_row() { c.id } else { -1 }).collect();
+        ColumnsDecoder {
+            js: js.to_vec(),
+            proj: Projection::new(&ids),
+            shape: RowShape::new(),
+            decs: vec![None; cols.len()],
+        }
+    }
+
+    /// Keeps `d` for the next call over its columns (a busy lock drops it).
+    fn keep_decoder(&self, d: ColumnsDecoder) {
+        if let Ok(mut kept) = self.decoders.try_lock() {
+            if kept.len() >= MAX_DECODERS {
+                kept.remove(0);
+            }
+            kept.push(d);
+        }
+    }
 }
 
 /// A table scan's undecoded rows behind a batch's raw columns.
@@ -81,7 +131,9 @@ impl TableRows {
     /// Decodes the columns `js` for the logical rows, reading each row's header once, row
     /// by row: a v2 row laid out as the last one learned (the same header and id lists, the
     /// common case) has its values found from the learned positions ([`RowShape`]); another
-    /// row is walked with a [`Projection`], which also learns its layout.
+    /// row is walked with a [`Projection`], which also learns its layout. The projection,
+    /// the learned layout and the decimal decoders are kept for the next batch's call over
+    /// the same columns ([`ColumnsDecoder`]).
     pub fn decode_columns(
         &self,
         js: &[usize],
@@ -110,12 +162,8 @@ impl TableRows {
             all = (0..physical_len as u32).collect();
             &all
         };
-        // Columns not read from the row value ask for no id (-1 is never stored).
-        let ids: Vec<i64> = cols.iter().map(|c| if c.reads_row() { c.id } else { -1 }).collect();
-        let proj = Projection::new(&ids);
-        let mut shape = RowShape::new();
-        // The decoder of each column's decimals (built from the first value's header).
-        let mut decs: Vec<Option<BinI128Decoder>> = vec![None; cols.len()];
+        let mut decoder = self.cols.take_decoder(js, &cols);
+        let ColumnsDecoder { proj, shape, decs, .. } = &mut decoder;
         // The cells of a row not laid out as the learned one.
         let mut cells: Vec<Column<'_>> = Vec::new();
         // The next physical row to fill.
@@ -160,11 +208,12 @@ impl TableRows {
                     continue;
                 }
             }
-            self.decode_walked(&cols, &proj, &mut shape, r, v, &mut cells, &mut outs)?;
+            self.decode_walked(&cols, proj, shape, r, v, &mut cells, &mut outs)?;
         }
         if physical_len > at {
             outs.iter_mut().for_each(|o| o.push_nulls(physical_len - at));
         }
+        self.cols.keep_decoder(decoder);
         Ok(outs.into_iter().map(VecCol::into_fixed).collect())
     }
 
@@ -585,7 +634,12 @@ impl TableScanExecutor {
         let n = ranges.len();
         Ok(TableScanExecutor {
             schema: cols.iter().map(|c| c.ft).collect(),
-            cols: Arc::new(ScanColumns { cols, tz: cfg.tz.clone(), common_handle }),
+            cols: Arc::new(ScanColumns {
+                cols,
+                tz: cfg.tz.clone(),
+                common_handle,
+                decoders: Mutex::default(),
+            }),
             counters: ScanCounters {
                 counts: vec![0; n],
                 ranges,
