@@ -60,7 +60,8 @@ struct ScanColumns {
     tz: Tz,
     common_handle: bool,
     /// The decoders of earlier [`TableRows::decode_columns`] calls, for the next batch's
-    /// call over the same columns to reuse (at most [`MAX_DECODERS`], the latest kept).
+    /// call over the same columns to reuse (at most [`MAX_DECODERS`], in the order last
+    /// used: the least recently used is dropped first).
     decoders: Mutex<Vec<ColumnsDecoder>>,
 }
 
@@ -88,7 +89,7 @@ impl ScanColumns {
         if let Ok(mut kept) = self.decoders.try_lock()
             && let Some(at) = kept.iter().position(|d| d.js == js)
         {
-            return kept.swap_remove(at);
+            return kept.remove(at);
         }
         // Columns not read from the row value ask for no id (-1 is never stored).
         let ids: Vec<i64> = cols.iter().map(|c| if c.reads_row() { c.id } else { -1 }).collect();
