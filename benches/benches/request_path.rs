@@ -12,7 +12,11 @@
 //!   on one thread and cut at the snapshot's split keys into two parts on two threads
 //!   (`Engine::handle_split`);
 //! - `split/worker1/{q}` and `split/worker2/{q}`: `Worker::handle_coprocessor` warm on two
-//!   compute threads with `cop-parallelism = 1` (whole) and `2` (two parts).
+//!   compute threads with `cop-parallelism = 1` (whole) and `2` (two parts);
+//! - `split_size/{whole,two}/q6_{rows}`: the same two workers on Q6 over the first `rows`
+//!   rows only, from 1,000 rows up to the whole table: where a two-part split starts to pay,
+//!   the evidence for `cop-parallel-min-bytes` (each size's block bytes, the figure that knob
+//!   is compared with, are printed first).
 //!
 //! Lineitem in the `rowid` schema at `RCOP_BENCH_SF` (default 0.01), the newest 1,000 rows
 //! in the memtable.
@@ -80,6 +84,8 @@ fn bench(c: &mut Criterion) {
     let warm = worker(&loaded.store);
     let (whole1, split2) = (split_worker(&loaded.store, 1), split_worker(&loaded.store, 2));
     let mut group = c.benchmark_group("request_path");
+    // Lineitem's rows (handles 1..=rows), as the last query's scan counted them.
+    let mut rows = 0;
     for query in [dags::q1().expect("q1"), dags::q6().expect("q6")] {
         let req = dags::request(&query, KEYSPACE, &prefix, u64::from(KEYSPACE), loaded.read_ts);
         let name = query.name.to_lowercase();
@@ -90,6 +96,7 @@ fn bench(c: &mut Criterion) {
             (resp, scan.stats())
         };
         let (expected, stats) = local();
+        rows = stats.keys_seen;
         group.throughput(Throughput::Elements(stats.keys_seen.max(1)));
         group.bench_function(format!("engine/{name}"), |b| b.iter(local));
         group.bench_function(format!("node/plan/{name}"), |b| {
@@ -139,6 +146,31 @@ fn bench(c: &mut Criterion) {
                 b.iter(|| rt.block_on(w.handle_coprocessor(body.clone(), true)))
             });
         }
+    }
+    // Where a split starts to pay: Q6 over the first `rows` rows, whole and in two parts.
+    let q6 = dags::q6().expect("q6");
+    let snap = loaded.shard.snapshot();
+    let mut size = 1_000u64;
+    loop {
+        let n = size.min(rows);
+        let query = dags::Query { handles: Some((1, n as i64)), ..q6.clone() };
+        let req = dags::request(&query, KEYSPACE, &prefix, u64::from(KEYSPACE), loaded.read_ts);
+        let bytes = snap.split_keys(&req.ranges, 2).expect("split keys").bytes;
+        println!("split_size: q6 over {n} rows covers {} KiB of blocks", bytes >> 10);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let body = offloader.prepare(&req, &source, deadline).expect("prepare").envelope;
+        group.throughput(Throughput::Elements(n));
+        for (label, w) in [("whole", &whole1), ("two", &split2)] {
+            let reply = rt.block_on(w.handle_coprocessor(body.clone(), true));
+            assert_eq!(reply.status, 200, "{:?}", String::from_utf8_lossy(&reply.body));
+            group.bench_function(format!("split_size/{label}/q6_{n}"), |b| {
+                b.iter(|| rt.block_on(w.handle_coprocessor(body.clone(), true)))
+            });
+        }
+        if n == rows {
+            break;
+        }
+        size *= 4;
     }
     let text = String::from_utf8(split2.metrics().encode_text()).expect("metrics");
     assert!(

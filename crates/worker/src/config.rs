@@ -42,11 +42,13 @@ pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(60);
 /// takes ~9 s at 1 Gbit/s).
 pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(60);
 /// Default `cop-parallel-min-bytes`: 8 MiB. A request whose ranges cover fewer bytes (SST
-/// blocks plus memtable rows) runs on one thread. Chosen by `benches/benches/request_path.rs`
-/// (`split/*`, SF 0.1): Q6 over 600 k lineitem rows takes 140 ms on one core, so 8 MiB of
-/// blocks (≈ 50 k rows) is ≈ 10 ms of work, where a split costs 1–3 ms (`split/engine2`
-/// against half of `split/engine1`: split keys, a pool hop per part, the combination,
-/// parts of unequal speed).
+/// blocks plus memtable rows) runs on one thread. The sweep in
+/// `benches/benches/request_path.rs` (`split_size/*`: Q6 over the first 1 k to 600 k lineitem
+/// rows at SF 0.1, one worker whole and one in two parts, same run) found two parts 6 %
+/// slower at 82 KiB of blocks, 1.2× faster at 287 KiB and 1.2–1.6× from 1.1 MiB up; 8 MiB
+/// keeps requests under ≈ 10 ms on one thread, so a split's partial results (one row per
+/// group per part, which TiDB merges) are only produced where they are worth it. Lower it
+/// for lower latency of mid-sized requests on idle workers.
 pub const DEFAULT_COP_PARALLEL_MIN_BYTES: u64 = 8 << 20;
 /// Bounds of `thread-pool-size-factor` (upstream clamps to `1..=8`).
 pub const THREAD_POOL_SIZE_FACTOR_RANGE: (f64, f64) = (1.0, 8.0);
