@@ -45,8 +45,8 @@ pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(60);
 /// blocks plus memtable rows) runs on one thread. The sweep in
 /// `benches/benches/request_path.rs` (`split_size/*`: Q6 over the first 1 k to 600 k lineitem
 /// rows at SF 0.1, one worker whole and one in two parts, same run) found two parts 6 %
-/// slower at 82 KiB of blocks, 1.2× faster at 287 KiB and 1.2–1.6× from 1.1 MiB up; 8 MiB
-/// keeps requests under ≈ 10 ms on one thread, so a split's partial results (one row per
+/// slower at 82 KiB of blocks, 1.2× faster at 287 KiB and 1.1–1.6× from 1.1 MiB up; 8 MiB
+/// keeps requests under ≈ 20 ms (Q6 took 11 ms over 4.3 MiB) on one thread, so a split's partial results (one row per
 /// group per part, which TiDB merges) are only produced where they are worth it. Lower it
 /// for lower latency of mid-sized requests on idle workers.
 pub const DEFAULT_COP_PARALLEL_MIN_BYTES: u64 = 8 << 20;
