@@ -817,6 +817,21 @@ impl<'a, S: BlockSource> Scanner<'a, S> {
             return Ok(0);
         };
         let fence_key = f.map(|f| f.key());
+        if !*desc {
+            if !matches!(c, Cursor::L0(_) | Cursor::Level(_)) {
+                return Ok(0);
+            }
+            let bounds = RunBounds { end: &range.end, fence: fence_key, read_ts: *read_ts };
+            let mut run = SoloRun { outer: snap.range.prefix(), key, n: 0, keys: 0, bytes: 0 };
+            let stop = run.forward(c, &bounds, max_pairs, max_keys, out)?;
+            if stop == RunStop::Fence {
+                // The other sources are back in play: the merge takes over.
+                *solo = None;
+            }
+            *keys_seen += run.keys;
+            *bytes_seen += run.bytes;
+            return Ok(run.n);
+        }
         let (mut n, mut keys) = (0usize, 0u64);
         while n < max_pairs && keys < max_keys {
             let it = match c {
@@ -984,5 +999,122 @@ impl<'a, S: BlockSource> Scanner<'a, S> {
     /// `(start_ts, value)` of a visible version found by [`peek`](Self::peek).
     pub(crate) fn visible(&self, v: Visible) -> (u64, &[u8]) {
         self.cursors.get(v.cursor).map_or((0, &[]), |c| c.resolved())
+    }
+}
+
+/// Where a forward fast-path run must stop: the range's end, the fence (the nearest key of
+/// the other sources) and the read ts.
+struct RunBounds<'k> {
+    end: &'k [u8],
+    fence: Option<&'k [u8]>,
+    read_ts: u64,
+}
+
+/// Why a forward run stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RunStop {
+    /// The budget of pairs or keys is spent, or the source is exhausted.
+    Budget,
+    /// The next key is at or past the fence: the merge takes over.
+    Fence,
+    /// The range's end, or a latest version newer than the read ts (the merge resolves it).
+    Stop,
+}
+
+/// One forward fast-path run: the outer key being assembled and what the run counted.
+struct SoloRun<'k> {
+    /// The keyspace prefix of every outer key.
+    outer: &'k [u8],
+    /// The outer key: `outer`, the block's prefix, then each entry's suffix.
+    key: &'k mut Vec<u8>,
+    /// Pairs appended.
+    n: usize,
+    /// Keys examined.
+    keys: u64,
+    /// Key and value bytes examined.
+    bytes: u64,
+}
+
+impl SoloRun<'_> {
+    /// Appends the visible latest versions of table cursor `c`'s keys a block at a time.
+    /// Each block's entries are read in place; the bounds are compared with the key split
+    /// in block prefix and suffix, and not at all when the block's last key is before them;
+    /// the outer key is rebuilt from its shared head and the suffix only.
+    fn forward<S: BlockSource, K: KvSink + ?Sized>(
+        &mut self,
+        c: &mut Cursor<'_, S>,
+        b: &RunBounds<'_>,
+        max_pairs: usize,
+        max_keys: u64,
+        out: &mut K,
+    ) -> Result<RunStop> {
+        loop {
+            if self.n >= max_pairs || self.keys >= max_keys {
+                return Ok(RunStop::Budget);
+            }
+            let it = match c {
+                Cursor::L0(t) => &mut t.it,
+                Cursor::Level(l) => match &mut l.cur {
+                    Some(t) => &mut t.it,
+                    None => return Ok(RunStop::Budget),
+                },
+                Cursor::Skip(_) | Cursor::Rows(_) => return Ok(RunStop::Budget),
+            };
+            let Some(run) = it.block_run() else {
+                return Ok(RunStop::Budget);
+            };
+            let left = run.remaining();
+            // Every key of the block before both bounds: no comparison per key.
+            let end_clear = b.end.is_empty() || run.cmp_last(b.end) == Some(Ordering::Less);
+            let fence_clear = b.fence.is_none_or(|f| run.cmp_last(f) == Some(Ordering::Less));
+            let owner = run.bytes();
+            let head = self.outer.len() + run.prefix().len();
+            self.key.clear();
+            self.key.extend_from_slice(self.outer);
+            self.key.extend_from_slice(run.prefix());
+            let (mut taken, mut stop) = (0usize, None);
+            for (suffix, v) in run.clone() {
+                if self.n >= max_pairs || self.keys >= max_keys {
+                    stop = Some(RunStop::Budget);
+                    break;
+                }
+                if !fence_clear
+                    && let Some(f) = b.fence
+                    && run.cmp_suffix(suffix, f) != Ordering::Less
+                {
+                    stop = Some(RunStop::Fence);
+                    break;
+                }
+                if !end_clear && run.cmp_suffix(suffix, b.end) != Ordering::Less {
+                    stop = Some(RunStop::Stop);
+                    break;
+                }
+                if v.version > b.read_ts {
+                    stop = Some(RunStop::Stop);
+                    break;
+                }
+                let value: &[u8] = if v.meta & BIT_DELETE != 0 { &[] } else { v.value };
+                self.key.truncate(head);
+                self.key.extend_from_slice(suffix);
+                self.keys += 1;
+                self.bytes += (self.key.len() + value.len()) as u64;
+                if !value.is_empty() {
+                    out.push_in(self.key, value, owner);
+                    self.n += 1;
+                }
+                taken += 1;
+            }
+            if let Some(s) = stop {
+                it.skip_in_block(taken);
+                return Ok(s);
+            }
+            if taken == 0 || taken != left {
+                return Ok(RunStop::Budget);
+            }
+            // The block is used up: onto its last entry, then past it (into the next block
+            // or the level's next table).
+            it.skip_in_block(taken - 1);
+            c.next()?;
+        }
     }
 }

@@ -137,17 +137,18 @@ fn scan_all<S: rcop_sst::BlockSource>(
     let mut in_place = InPlace::default();
     loop {
         buf.clear();
-        // Small batches exercise resumption; every other batch goes to a sink that keeps
-        // values in their blocks.
+        // Small batches exercise resumption, larger ones runs across blocks and tables;
+        // every other batch goes to a sink that keeps values in their blocks.
+        let max = [3, 1, 50, 7][in_place.batches % 4];
         let status = if in_place.batches % 2 == 0 {
             in_place.batches += 1;
-            let status = scanner.next_batch(3, &mut in_place).unwrap();
+            let status = scanner.next_batch(max, &mut in_place).unwrap();
             in_place.flush();
             out.append(&mut in_place.pairs);
             status
         } else {
             in_place.batches += 1;
-            let status = scanner.next_batch(3, &mut buf).unwrap();
+            let status = scanner.next_batch(max, &mut buf).unwrap();
             out.extend(buf.iter().map(|(k, v)| (k.to_vec(), v.to_vec())));
             status
         };

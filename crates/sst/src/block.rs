@@ -332,6 +332,74 @@ impl Block {
     }
 }
 
+/// A forward walk over a block's entries from one entry to the block's end, for a scan that
+/// reads a block at a time: each entry's key suffix (after [`prefix`](Self::prefix)) and
+/// latest version, read with a running offset and no key assembled.
+#[derive(Debug, Clone)]
+pub struct BlockRun<'a> {
+    block: &'a Block,
+    next: usize,
+}
+
+impl<'a> BlockRun<'a> {
+    /// The run of `block` from entry `from` (empty when `from >= len()`).
+    pub(crate) fn new(block: &'a Block, from: usize) -> Self {
+        BlockRun { block, next: from }
+    }
+
+    /// The common prefix of every key of the block.
+    #[inline]
+    pub fn prefix(&self) -> &'a [u8] {
+        self.block.prefix()
+    }
+
+    /// The decompressed block every suffix and value of the run borrows from.
+    #[inline]
+    pub fn bytes(&self) -> &'a Bytes {
+        self.block.bytes()
+    }
+
+    /// Entries left in the run.
+    #[inline]
+    pub fn remaining(&self) -> usize {
+        self.block.n.saturating_sub(self.next)
+    }
+
+    /// Compares the key made of the block's prefix and `suffix` (one of the run's) with
+    /// `target`, without assembling it.
+    #[inline]
+    pub fn cmp_suffix(&self, suffix: &[u8], target: &[u8]) -> Ordering {
+        cmp_split(self.block.prefix(), suffix, target)
+    }
+
+    /// Compares the key of the block's last entry with `target` (`None` for an empty run):
+    /// when it is before a bound, so is every key of the run.
+    #[inline]
+    pub fn cmp_last(&self, target: &[u8]) -> Option<Ordering> {
+        let last = self.block.n.checked_sub(1).filter(|&l| l >= self.next)?;
+        Some(self.block.cmp_key(last, target))
+    }
+}
+
+impl<'a> Iterator for BlockRun<'a> {
+    type Item = (&'a [u8], ValueRef<'a>);
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.next >= self.block.n {
+            return None;
+        }
+        let e = self.block.entry(self.next);
+        self.next += 1;
+        Some(e)
+    }
+
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.remaining(), Some(self.remaining()))
+    }
+}
+
 const EMPTY_VALUE: ValueRef<'static> =
     ValueRef { meta: 0, version: 0, old_version: None, user_meta: &[], value: &[] };
 

@@ -101,7 +101,7 @@ mod table;
 pub mod txn;
 mod types;
 
-pub use block::{BLOCK_FORMAT_V1, Block};
+pub use block::{BLOCK_FORMAT_V1, Block, BlockRun};
 pub use builder::{
     BuilderOptions, DEFAULT_BLOCK_SIZE, DEFAULT_MAX_TABLE_SIZE, DEFAULT_ZSTD_LEVEL, TableBuilder,
 };

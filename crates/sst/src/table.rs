@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use crate::block::{Block, BlockKind};
+use crate::block::{Block, BlockKind, BlockRun};
 use crate::compress::decode_block;
 use crate::error::{CorruptKind, Error, Result};
 use crate::filter::KeyFilter;
@@ -430,6 +430,28 @@ impl<S: BlockSource> TableIter<'_, S> {
             (Some(b), true) => Some(b.bytes()),
             _ => None,
         }
+    }
+
+    /// The current block from the current entry to its end (`None` when not valid): a
+    /// forward scan reads a block's entries from it without stepping the iterator key by
+    /// key, then moves past what it used with [`skip_in_block`](Self::skip_in_block) and
+    /// [`next`](Self::next).
+    #[inline]
+    pub fn block_run(&self) -> Option<BlockRun<'_>> {
+        match (&self.block, self.valid) {
+            (Some(b), true) => Some(BlockRun::new(b, self.entry)),
+            _ => None,
+        }
+    }
+
+    /// Moves forward `k` entries within the current block. A `k` that would leave the block
+    /// stops on its last entry: crossing into the next block is [`next`](Self::next)'s work.
+    pub fn skip_in_block(&mut self, k: usize) {
+        if !self.valid || k == 0 {
+            return;
+        }
+        let last = self.block.as_ref().map_or(0, |b| b.len().saturating_sub(1));
+        self.settle(self.entry.saturating_add(k).min(last));
     }
 
     /// The latest version of the current key.
