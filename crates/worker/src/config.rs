@@ -41,15 +41,16 @@ pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(60);
 /// Default `body-read-timeout`: a request body must arrive whole within this (a 1 GiB body
 /// takes ~9 s at 1 Gbit/s).
 pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(60);
-/// Default `cop-parallel-min-bytes`: 8 MiB. A request whose ranges cover fewer bytes (SST
+/// Default `cop-parallel-min-bytes`: 1 MiB. A request whose ranges cover fewer bytes (SST
 /// blocks plus memtable rows) runs on one thread. The sweep in
 /// `benches/benches/request_path.rs` (`split_size/*`: Q6 over the first 1 k to 600 k lineitem
 /// rows at SF 0.1, one worker whole and one in two parts, same run) found two parts 6 %
-/// slower at 82 KiB of blocks, 1.2× faster at 287 KiB and 1.1–1.6× from 1.1 MiB up; 8 MiB
-/// keeps requests under ≈ 20 ms (Q6 took 11 ms over 4.3 MiB) on one thread, so a split's partial results (one row per
-/// group per part, which TiDB merges) are only produced where they are worth it. Lower it
-/// for lower latency of mid-sized requests on idle workers.
-pub const DEFAULT_COP_PARALLEL_MIN_BYTES: u64 = 8 << 20;
+/// slower at 82 KiB of blocks, 1.2× faster at 287 KiB and 1.1–1.6× from 1.1 MiB up (Q6
+/// took 2.6 ms whole over 1.1 MiB): 1 MiB splits where the gain is clear and keeps
+/// requests of a few milliseconds, and their partial results (one row per group per part,
+/// which TiDB merges as it merges regions), on one thread. Raise it to favour throughput
+/// of many concurrent requests over one request's latency.
+pub const DEFAULT_COP_PARALLEL_MIN_BYTES: u64 = 1 << 20;
 /// Bounds of `thread-pool-size-factor` (upstream clamps to `1..=8`).
 pub const THREAD_POOL_SIZE_FACTOR_RANGE: (f64, f64) = (1.0, 8.0);
 
@@ -63,7 +64,7 @@ pub const THREAD_POOL_SIZE_FACTOR_RANGE: (f64, f64) = (1.0, 8.0);
 /// thread-pool-size-factor = 1.0
 /// # One heavy request on up to this many compute threads (0: all of them; 1: off).
 /// cop-parallelism = 0
-/// cop-parallel-min-bytes = "8MiB"
+/// cop-parallel-min-bytes = "1MiB"
 /// # The worker's own directory: the disk cache of SST segments lives under it (off if empty).
 /// data-dir = "/var/lib/rcop"
 ///

@@ -144,7 +144,7 @@ async fn light_requests_and_parallelism_one_stay_on_one_thread() {
     let body = export(&shard, &req);
     let whole = tipb::SelectResponse::decode(run_locally(&shard, &req, 32 << 20).data).unwrap();
 
-    // Under the default threshold (8 MiB): whole, counted as small.
+    // Under the default threshold (1 MiB): whole, counted as small.
     let w = worker(Arc::clone(&store), "");
     let got = answer(&w, &body).await;
     assert_eq!(rows_data(&got), rows_data(&whole));

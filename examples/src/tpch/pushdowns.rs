@@ -611,6 +611,74 @@ pub fn request(
 ///
 /// An error response, undecodable data, a value that does not fit the output's type.
 pub fn format_rows(task: &Task, resp: &coprocessor::Response) -> Result<Vec<String>> {
+    let rows = decode_rows(task, resp)?;
+    render(task, &rows)
+}
+
+/// As [`format_rows`], for an answer a worker may have computed in parts (a heavy request
+/// split across its compute pool, each part a partial aggregation of its own): the rows of
+/// a partial aggregation that share their group keys are first merged into one, as TiDB's
+/// final aggregation merges them (COUNT added, SUM added with NULL as nothing, AVG's count
+/// and sum added), so the answer compares with the reference's one row per group. Other
+/// tasks' answers are as [`format_rows`] gives them.
+///
+/// # Errors
+///
+/// As [`format_rows`]; an aggregate function other than those the tasks push (COUNT, SUM,
+/// AVG); a partial value of the wrong type.
+pub fn format_rows_merged(task: &Task, resp: &coprocessor::Response) -> Result<Vec<String>> {
+    let rows = decode_rows(task, resp)?;
+    let Some(agg) = task.dag.executors.last().and_then(|e| e.aggregation.as_deref()) else {
+        return render(task, &rows);
+    };
+    // The partial results come first (AVG's as a count then a sum), the group keys after.
+    let mut keys = 0;
+    for f in &agg.agg_func {
+        keys += match f.tp.and_then(|t| tipb::ExprType::try_from(t).ok()) {
+            Some(tipb::ExprType::Count | tipb::ExprType::Sum) => 1,
+            Some(tipb::ExprType::Avg) => 2,
+            other => bail!("{}: no merge for aggregate {other:?}", task.name),
+        };
+    }
+    let mut merged: Vec<Vec<Datum>> = Vec::new();
+    let mut by_group: std::collections::HashMap<Vec<String>, usize> =
+        std::collections::HashMap::new();
+    for row in rows {
+        let group: Vec<String> = row
+            .get(keys..)
+            .unwrap_or_default()
+            .iter()
+            .zip(task.outputs.get(keys..).unwrap_or_default())
+            .map(|(d, k)| value(d, *k))
+            .collect::<Result<_>>()?;
+        let Some(&at) = by_group.get(&group) else {
+            by_group.insert(group, merged.len());
+            merged.push(row);
+            continue;
+        };
+        let Some(into) = merged.get_mut(at) else { bail!("{}: lost group", task.name) };
+        for (i, (acc, part)) in into.iter_mut().zip(&row).take(keys).enumerate() {
+            *acc = add_partial(acc, part).with_context(|| format!("{} column {i}", task.name))?;
+        }
+    }
+    render(task, &merged)
+}
+
+/// Two partial COUNTs or SUMs added: NULL (a SUM over no row) adds nothing.
+fn add_partial(a: &Datum, b: &Datum) -> Result<Datum> {
+    Ok(match (a, b) {
+        (Datum::Null, x) | (x, Datum::Null) => x.clone(),
+        (Datum::Int(x), Datum::Int(y)) => Datum::Int(x.checked_add(*y).context("count")?),
+        (Datum::Uint(x), Datum::Uint(y)) => Datum::Uint(x.checked_add(*y).context("count")?),
+        (Datum::Decimal(x), Datum::Decimal(y)) => {
+            Datum::Decimal(x.add(y).into_result().context("sum")?)
+        }
+        (a, b) => bail!("partials {a:?} and {b:?} do not add"),
+    })
+}
+
+/// The datums of a TypeDefault answer, a row of `task.outputs.len()` at a time.
+fn decode_rows(task: &Task, resp: &coprocessor::Response) -> Result<Vec<Vec<Datum>>> {
     if !resp.other_error.is_empty() {
         bail!("{}: {}", task.name, resp.other_error);
     }
@@ -626,8 +694,13 @@ pub fn format_rows(task: &Task, resp: &coprocessor::Response) -> Result<Vec<Stri
     if datums.len() % width != 0 {
         bail!("{}: {} datums for {width} columns", task.name, datums.len());
     }
+    Ok(datums.chunks(width).map(<[Datum]>::to_vec).collect())
+}
+
+/// One line per row, sorted unless the task is ordered.
+fn render(task: &Task, rows: &[Vec<Datum>]) -> Result<Vec<String>> {
     let mut lines = Vec::new();
-    for row in datums.chunks(width) {
+    for row in rows {
         let vals: Vec<String> =
             row.iter().zip(&task.outputs).map(|(d, k)| value(d, *k)).collect::<Result<_>>()?;
         lines.push(vals.join("\t"));
