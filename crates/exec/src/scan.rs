@@ -100,7 +100,7 @@ impl KvBatch {
     /// buffer the batch cannot index, is copied instead). The key is copied; the value is
     /// read in place, `owner` pinned until the batch is cleared. Consecutive values of one
     /// buffer pin it once.
-    #[inline]
+    #[inline(always)]
     pub fn push_in(&mut self, key: &[u8], value: &[u8], owner: &Bytes) {
         let k = self.copy(key);
         let v = self.place(value, owner);
@@ -127,7 +127,7 @@ impl KvBatch {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn copy(&mut self, b: &[u8]) -> Loc {
         let start = self.arena.len();
         self.arena.extend_from_slice(b);
@@ -136,7 +136,7 @@ impl KvBatch {
 
     /// Where `part` lies in `owner`, pinning `owner` unless it is the last buffer pinned;
     /// `None` when `part` is not inside `owner`.
-    #[inline]
+    #[inline(always)]
     fn locate(&mut self, part: &[u8], owner: &Bytes) -> Option<Loc> {
         let base = owner.as_ptr() as usize;
         let start = (part.as_ptr() as usize).checked_sub(base)?;

@@ -160,10 +160,12 @@ fn scan(c: &mut Criterion) {
 struct InPlace(KvBatch);
 
 impl KvSink for InPlace {
+    #[inline]
     fn push(&mut self, key: &[u8], value: &[u8]) {
         self.0.push(key, value);
     }
 
+    #[inline(always)]
     fn push_in(&mut self, key: &[u8], value: &[u8], owner: &Bytes) {
         self.0.push_in(key, value, owner);
     }

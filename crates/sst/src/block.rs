@@ -338,13 +338,17 @@ impl Block {
 #[derive(Debug, Clone)]
 pub struct BlockRun<'a> {
     block: &'a Block,
+    /// The next entry's index.
     next: usize,
+    /// Where the next entry starts in the block's buffer (the previous one's end).
+    start: usize,
 }
 
 impl<'a> BlockRun<'a> {
     /// The run of `block` from entry `from` (empty when `from >= len()`).
     pub(crate) fn new(block: &'a Block, from: usize) -> Self {
-        BlockRun { block, next: from }
+        let start = if from < block.n { block.entries + block.off(from) } else { 0 };
+        BlockRun { block, next: from, start }
     }
 
     /// The common prefix of every key of the block.
@@ -386,12 +390,15 @@ impl<'a> Iterator for BlockRun<'a> {
 
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
-        if self.next >= self.block.n {
+        let b = self.block;
+        if self.next >= b.n {
             return None;
         }
-        let e = self.block.entry(self.next);
         self.next += 1;
-        Some(e)
+        let end = if self.next < b.n { b.entries + b.off(self.next) } else { b.data.len() };
+        let start = std::mem::replace(&mut self.start, end);
+        // Validated on decode: every entry parses; a bad one would read as empty.
+        Some(b.data.get(start..end).and_then(parse_entry).unwrap_or((&[], EMPTY_VALUE)))
     }
 
     #[inline]
@@ -445,6 +452,38 @@ mod tests {
         assert_eq!(blk.seek_ge(b"a"), 0);
         assert_eq!(blk.seek_ge(b"key3"), 2);
         assert_eq!(blk.seek_gt(b"key1"), 1);
+    }
+
+    #[test]
+    fn a_run_reads_the_entries_from_any_one_to_the_end() {
+        let mut b = BlockBuilder::default();
+        let keys: Vec<Vec<u8>> = (0..7u8).map(|i| format!("row{i:02}").into_bytes()).collect();
+        for (i, k) in keys.iter().enumerate() {
+            let mut val = v(10 + i as u64, &k[3..]);
+            if i == 3 {
+                val.old_version = Some(2);
+                val.meta = BIT_HAS_OLD_VERSION;
+            }
+            b.add(k, &val);
+        }
+        let mut out = Vec::new();
+        b.finish_into(&mut out).unwrap();
+        let blk = Block::decode(Bytes::from(out), BlockKind::Data, FileId(1), 0).unwrap();
+        for from in 0..=blk.len() {
+            let run = BlockRun::new(&blk, from);
+            assert_eq!(run.remaining(), blk.len() - from);
+            assert_eq!(run.prefix(), b"row0");
+            let got: Vec<_> = run.clone().collect();
+            let want: Vec<_> = (from..blk.len()).map(|i| blk.entry(i)).collect();
+            assert_eq!(got, want, "from {from}");
+            for (i, (suffix, _)) in got.iter().enumerate() {
+                let key = &keys[from + i];
+                assert_eq!(run.cmp_suffix(suffix, key), Ordering::Equal);
+                assert_eq!(run.cmp_suffix(suffix, b"row03x"), key.as_slice().cmp(b"row03x"));
+            }
+            let last = (from < blk.len()).then(|| keys[6].as_slice().cmp(b"row06"));
+            assert_eq!(run.cmp_last(b"row06"), last);
+        }
     }
 
     #[test]

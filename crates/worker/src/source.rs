@@ -118,7 +118,7 @@ impl KvSink for BatchSink<'_> {
         self.0.push(key, value);
     }
 
-    #[inline]
+    #[inline(always)]
     fn push_in(&mut self, key: &[u8], value: &[u8], owner: &Bytes) {
         self.0.push_in(key, value, owner);
     }
