@@ -89,11 +89,13 @@ async fn every_task_local_and_offloaded_equals_duckdb() {
         .with_addr(SocketAddr::from(([127, 0, 0, 1], 0)))
         .with_dfs(dfs.clone())
         .with_cop_block_cache_size(ReadableSize(32 << 20))
-        // Heavy tasks split in two on the worker, whatever its cores: their partial
-        // aggregates come back per part and are merged here as TiDB merges them.
+        // Heavy tasks split in two on the worker: their partial aggregates come back per
+        // part and are merged here as TiDB merges them.
         .with_cop_parallelism(2)
         .with_cop_parallel_min_bytes(ReadableSize(256 << 10));
-    let worker = Worker::builder(cfg).build().unwrap().bind().await.unwrap().spawn();
+    // Two compute threads whatever the machine's cores, so heavy tasks can split.
+    let worker =
+        Worker::builder(cfg).compute_threads(2).build().unwrap().bind().await.unwrap().spawn();
     // Every request meets the threshold: even region's one block is offloaded.
     let kvengine = rcop_offload::Config::from_toml_str(&format!(
         "remote-coprocessor-addr = [\"http://{}\"]\nremote-coprocessor-min-blocks-size = \"1B\"",
@@ -110,7 +112,7 @@ async fn every_task_local_and_offloaded_equals_duckdb() {
     let mut queries: Vec<&str> = tasks.iter().map(|t| &t.name[..3]).collect();
     queries.dedup();
     assert_eq!(queries.len(), 22, "{queries:?}");
-    let mut remote = 0;
+    let (mut remote, mut merged) = (0, 0);
     for task in &tasks {
         let req = pushdowns::request(task, KS, 1, dags::tso_now()).unwrap();
         let n = Arc::clone(&node);
@@ -119,12 +121,16 @@ async fn every_task_local_and_offloaded_equals_duckdb() {
         check(task, "local", &local, Parts::One);
         let (resp, path, _) = node.handle(req).await;
         check(task, &format!("through the node ({path})"), &resp, Parts::MaySplit);
+        let unmerged = pushdowns::format_rows(task, &resp).unwrap();
+        if unmerged.len() > pushdowns::format_rows_merged(task, &resp).unwrap().len() {
+            merged += 1;
+        }
         if matches!(path, Path::Remote { .. }) {
             remote += 1;
         }
     }
     eprintln!(
-        "{} tasks, {remote} offloaded: load {loaded:?}, total {:?}",
+        "{} tasks, {remote} offloaded, {merged} merged from parts: load {loaded:?}, total {:?}",
         tasks.len(),
         started.elapsed()
     );
@@ -134,6 +140,7 @@ async fn every_task_local_and_offloaded_equals_duckdb() {
         .lines()
         .find_map(|l| l.strip_prefix("rcop_worker_split_requests_total ")?.parse::<f64>().ok());
     assert!(split.is_some_and(|n| n >= 5.0), "the heavy tasks ran in parts: {split:?}");
+    assert!(merged >= 3, "partial aggregates of {merged} split answers merged per group");
     worker.shutdown().await.unwrap();
 }
 

@@ -818,20 +818,19 @@ impl<'a, S: BlockSource> Scanner<'a, S> {
         };
         let fence_key = f.map(|f| f.key());
         if !*desc {
-            if !matches!(c, Cursor::L0(_) | Cursor::Level(_)) {
-                return Ok(0);
-            }
             let bounds = RunBounds { end: &range.end, fence: fence_key, read_ts: *read_ts };
             let mut run = SoloRun { outer: snap.range.prefix(), key, n: 0, keys: 0, bytes: 0 };
-            let stop = run.forward(c, &bounds, max_pairs, max_keys, out)?;
-            if stop == RunStop::Fence {
+            let stop = run.forward(c, &bounds, max_pairs, max_keys, out);
+            // Counted even when a block read fails partway.
+            *keys_seen += run.keys;
+            *bytes_seen += run.bytes;
+            if stop? == RunStop::Fence {
                 // The other sources are back in play: the merge takes over.
                 *solo = None;
             }
-            *keys_seen += run.keys;
-            *bytes_seen += run.bytes;
             return Ok(run.n);
         }
+        // Backward, key by key.
         let (mut n, mut keys) = (0usize, 0u64);
         while n < max_pairs && keys < max_keys {
             let it = match c {
@@ -846,18 +845,12 @@ impl<'a, S: BlockSource> Scanner<'a, S> {
                 break;
             }
             let k = it.key();
-            let before_fence = match (fence_key, *desc) {
-                (None, _) => true,
-                (Some(f), false) => k < f,
-                (Some(f), true) => k > f,
-            };
-            if !before_fence {
+            if fence_key.is_some_and(|f| k <= f) {
                 // The other sources are back in play: the merge takes over.
                 *solo = None;
                 break;
             }
-            let in_range = if *desc { k >= range.start.as_slice() } else { range.before_end(k) };
-            if !in_range {
+            if k < range.start.as_slice() {
                 break;
             }
             let v = it.value();
@@ -876,11 +869,7 @@ impl<'a, S: BlockSource> Scanner<'a, S> {
                 }
                 n += 1;
             }
-            if *desc {
-                c.prev()?;
-            } else {
-                c.next()?;
-            }
+            c.prev()?;
         }
         Ok(n)
     }
@@ -1049,9 +1038,6 @@ impl SoloRun<'_> {
         out: &mut K,
     ) -> Result<RunStop> {
         loop {
-            if self.n >= max_pairs || self.keys >= max_keys {
-                return Ok(RunStop::Budget);
-            }
             let it = match c {
                 Cursor::L0(t) => &mut t.it,
                 Cursor::Level(l) => match &mut l.cur {

@@ -641,15 +641,16 @@ pub fn format_rows_merged(task: &Task, resp: &coprocessor::Response) -> Result<V
         };
     }
     let mut merged: Vec<Vec<Datum>> = Vec::new();
-    let mut by_group: std::collections::HashMap<Vec<String>, usize> =
+    let mut by_group: std::collections::HashMap<Vec<(bool, String)>, usize> =
         std::collections::HashMap::new();
     for row in rows {
-        let group: Vec<String> = row
+        // Each key rendered, tagged so that NULL and the string "NULL" stay apart.
+        let group: Vec<(bool, String)> = row
             .get(keys..)
             .unwrap_or_default()
             .iter()
             .zip(task.outputs.get(keys..).unwrap_or_default())
-            .map(|(d, k)| value(d, *k))
+            .map(|(d, k)| Ok((matches!(d, Datum::Null), value(d, *k)?)))
             .collect::<Result<_>>()?;
         let Some(&at) = by_group.get(&group) else {
             by_group.insert(group, merged.len());
