@@ -178,6 +178,17 @@ impl<'a, S: BlockSource> Cursor<'a, S> {
         }
     }
 
+    /// The table iterator of an L0 or level cursor (`None` for a memtable, or a level past
+    /// its tables).
+    #[inline]
+    fn table_iter(&mut self) -> Option<&mut TableIter<'a, S>> {
+        match self {
+            Cursor::L0(t) => Some(&mut t.it),
+            Cursor::Level(l) => l.cur.as_mut().map(|t| &mut t.it),
+            Cursor::Skip(_) | Cursor::Rows(_) => None,
+        }
+    }
+
     #[inline]
     fn valid(&self) -> bool {
         match self {
@@ -833,13 +844,8 @@ impl<'a, S: BlockSource> Scanner<'a, S> {
         // Backward, key by key.
         let (mut n, mut keys) = (0usize, 0u64);
         while n < max_pairs && keys < max_keys {
-            let it = match c {
-                Cursor::L0(t) => &t.it,
-                Cursor::Level(l) => match &l.cur {
-                    Some(t) => &t.it,
-                    None => break,
-                },
-                Cursor::Skip(_) | Cursor::Rows(_) => break,
+            let Some(it) = c.table_iter() else {
+                break;
             };
             if !it.valid() {
                 break;
@@ -1038,18 +1044,12 @@ impl SoloRun<'_> {
         out: &mut K,
     ) -> Result<RunStop> {
         loop {
-            let it = match c {
-                Cursor::L0(t) => &mut t.it,
-                Cursor::Level(l) => match &mut l.cur {
-                    Some(t) => &mut t.it,
-                    None => return Ok(RunStop::Budget),
-                },
-                Cursor::Skip(_) | Cursor::Rows(_) => return Ok(RunStop::Budget),
+            let Some(it) = c.table_iter() else {
+                return Ok(RunStop::Budget);
             };
             let Some(run) = it.block_run() else {
                 return Ok(RunStop::Budget);
             };
-            let left = run.remaining();
             // Every key of the block before both bounds: no comparison per key.
             let end_clear = b.end.is_empty() || run.cmp_last(b.end) == Some(Ordering::Less);
             let fence_clear = b.fence.is_none_or(|f| run.cmp_last(f) == Some(Ordering::Less));
@@ -1094,12 +1094,12 @@ impl SoloRun<'_> {
                 it.skip_in_block(taken);
                 return Ok(s);
             }
-            if taken == 0 || taken != left {
+            // The block is used up (a run is never empty): onto its last entry, then past it
+            // (into the next block or the level's next table).
+            let Some(last) = taken.checked_sub(1) else {
                 return Ok(RunStop::Budget);
-            }
-            // The block is used up: onto its last entry, then past it (into the next block
-            // or the level's next table).
-            it.skip_in_block(taken - 1);
+            };
+            it.skip_in_block(last);
             c.next()?;
         }
     }
