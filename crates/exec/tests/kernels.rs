@@ -158,6 +158,12 @@ fn exprs() -> Vec<tipb::Expr> {
     for sig in [201, 205, 209, 212, 216] {
         out.push(func(sig, ft_dec(30, 7), vec![c(4), c(5)]));
     }
+    // +, - and * with a constant on either side (each shape has its own fixed-point loop).
+    for sig in [201, 205, 209] {
+        out.push(func(sig, ft_dec(30, 7), vec![c(4), dec("1.5")]));
+        out.push(func(sig, ft_dec(30, 7), vec![dec("-2.25"), c(5)]));
+        out.push(func(sig, ft_dec(30, 7), vec![c(4), c(4)]));
+    }
     out.push(func(214, b(), vec![c(4), c(5)]));
     for sig in [3101, 3102, 3103] {
         out.push(func(sig, b(), vec![c(0), c(1)]));

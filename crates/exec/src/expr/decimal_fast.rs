@@ -33,14 +33,6 @@ impl FView<'_> {
         }
     }
 
-    #[inline]
-    fn at(&self, i: usize) -> i128 {
-        match self {
-            FView::Const((m, _)) => *m,
-            FView::Col { m, .. } => m.get(i).copied().unwrap_or(0),
-        }
-    }
-
     fn validity(&self, n: usize) -> Bitmap {
         match self {
             FView::Const(_) => Bitmap::all_valid(n),
@@ -70,6 +62,40 @@ fn views<'a>(args: &'a [Value<'_>]) -> Option<(FView<'a>, FView<'a>)> {
     Some((fview(x)?, fview(y)?))
 }
 
+/// `f(x, y)` for each of the `n` rows of `a` and `b`, or `None` when `f` fails on a row (a
+/// NULL slot holds 0, which no operation here fails on) or a column is shorter than `n`.
+/// One loop per shape of the arguments, over plain slices: no per-row match, bounds check
+/// or capacity check, and a failure is noted rather than branched out of.
+#[inline(always)]
+fn map2<T: Copy + Default>(
+    a: FView<'_>,
+    b: FView<'_>,
+    n: usize,
+    f: impl Fn(i128, i128) -> Option<T>,
+) -> Option<Vec<T>> {
+    let mut failed = false;
+    let mut apply = |x: i128, y: i128| {
+        let r = f(x, y);
+        failed |= r.is_none();
+        r.unwrap_or_default()
+    };
+    let mut out = Vec::with_capacity(n);
+    match (a, b) {
+        (FView::Col { m: xs, .. }, FView::Col { m: ys, .. }) => {
+            let (xs, ys) = (xs.get(..n)?, ys.get(..n)?);
+            out.extend(xs.iter().zip(ys).map(|(&x, &y)| apply(x, y)));
+        }
+        (FView::Col { m: xs, .. }, FView::Const((y, _))) => {
+            out.extend(xs.get(..n)?.iter().map(|&x| apply(x, y)));
+        }
+        (FView::Const((x, _)), FView::Col { m: ys, .. }) => {
+            out.extend(ys.get(..n)?.iter().map(|&y| apply(x, y)));
+        }
+        (FView::Const((x, _)), FView::Const((y, _))) => out.resize(n, apply(x, y)),
+    }
+    (!failed).then_some(out)
+}
+
 /// `x op y` over `n` rows, exactly, or `None`.
 pub fn arith(op: ArithOp, args: &[Value<'_>], n: usize) -> Option<VecCol> {
     let (a, b) = views(args)?;
@@ -78,19 +104,20 @@ pub fn arith(op: ArithOp, args: &[Value<'_>], n: usize) -> Option<VecCol> {
     valid.and_with(&b.validity(n));
     if op == ArithOp::Mul {
         let scale = sa.checked_add(sb).filter(|t| *t <= fixed::MAX_SCALE)?;
-        let mut m = Vec::with_capacity(n);
-        for i in 0..n {
-            m.push(mul_exact(a.at(i), b.at(i))?);
-        }
+        let m = map2(a, b, n, mul_exact)?;
         return Some(VecCol { data: ColData::Fixed(FixedVec { m, scale }), valid });
     }
     let scale = sa.max(sb);
-    let (pa, pb) = (fixed::pow10(u32::from(scale - sa))?, fixed::pow10(u32::from(scale - sb))?);
-    let mut m = Vec::with_capacity(n);
-    for i in 0..n {
-        let (p, q) = (rescale(a.at(i), pa)?, rescale(b.at(i), pb)?);
-        m.push(if op == ArithOp::Add { p.checked_add(q)? } else { p.checked_sub(q)? });
-    }
+    let (a, pa) = at_scale(a, scale)?;
+    let (b, pb) = at_scale(b, scale)?;
+    let m = match (op, pa, pb) {
+        // The same scale (the usual case, and any constant): no rescaling in the loop.
+        (ArithOp::Add, 1, 1) => map2(a, b, n, i128::checked_add)?,
+        (ArithOp::Sub, 1, 1) => map2(a, b, n, i128::checked_sub)?,
+        (ArithOp::Add, ..) => map2(a, b, n, |p, q| rescale(p, pa)?.checked_add(rescale(q, pb)?))?,
+        // Sub (Mul returned above).
+        _ => map2(a, b, n, |p, q| rescale(p, pa)?.checked_sub(rescale(q, pb)?))?,
+    };
     Some(VecCol { data: ColData::Fixed(FixedVec { m, scale }), valid })
 }
 
@@ -104,21 +131,29 @@ pub fn compare(op: CmpOp, args: &[Value<'_>], n: usize) -> Option<VecCol> {
     let mut valid = a.validity(n);
     valid.and_with(&b.validity(n));
     let scale = sa.max(sb);
-    let (pa, pb) = (fixed::pow10(u32::from(scale - sa))?, fixed::pow10(u32::from(scale - sb))?);
+    let (a, pa) = at_scale(a, scale)?;
+    let (b, pb) = at_scale(b, scale)?;
     let test = op.ordering_test();
-    let mut data = Vec::with_capacity(n);
-    for i in 0..n {
-        let (p, q) = (rescale(a.at(i), pa)?, rescale(b.at(i), pb)?);
-        data.push(i64::from(test(p.cmp(&q))));
-    }
+    let data = map2(a, b, n, |p, q| Some(i64::from(test(rescale(p, pa)?.cmp(&rescale(q, pb)?)))))?;
     Some(VecCol { data: ColData::Int(data), valid })
+}
+
+/// `v` brought to `scale` (at least its own): a constant rescaled once here, a column with
+/// the power of ten each of its rows is multiplied by (1 when the scales agree). `None` when
+/// the constant overflows.
+fn at_scale(v: FView<'_>, scale: u8) -> Option<(FView<'_>, i128)> {
+    let pow = fixed::pow10(u32::from(scale.checked_sub(v.scale())?))?;
+    match v {
+        FView::Const((m, _)) => Some((FView::Const((rescale(m, pow)?, scale)), 1)),
+        col => Some((col, pow)),
+    }
 }
 
 /// `x * pow` (a power of ten bringing `x` to a larger scale), skipping the multiplication
 /// when the scales already agree; `None` on overflow.
 #[inline(always)]
 fn rescale(x: i128, pow: i128) -> Option<i128> {
-    if pow == 1 { Some(x) } else { x.checked_mul(pow) }
+    if pow == 1 { Some(x) } else { mul_exact(x, pow) }
 }
 
 /// `x * y`, `None` on overflow. Mantissas that fit an `i64` (nearly all) multiply with one
@@ -147,5 +182,37 @@ mod tests {
         assert_eq!(rescale(-7, 1), Some(-7));
         assert_eq!(rescale(-7, 100), Some(-700));
         assert_eq!(rescale(i128::MAX / 10 + 1, 10), None);
+    }
+
+    fn fixed_col(m: Vec<i128>, scale: u8) -> VecCol {
+        let valid = Bitmap::all_valid(m.len());
+        VecCol { data: ColData::Fixed(FixedVec { m, scale }), valid }
+    }
+
+    fn mantissas(c: &VecCol) -> &[i128] {
+        match &c.data {
+            ColData::Fixed(f) => &f.m,
+            _ => &[],
+        }
+    }
+
+    #[test]
+    fn an_overflow_on_any_row_sends_the_call_to_the_general_path() {
+        let big = fixed_col(vec![1, i128::MAX - 1, 3], 0);
+        let one = fixed_col(vec![5, 2, 5], 0);
+        let args = [Value::Ref(&big), Value::Ref(&one)];
+        // Row 1 overflows: the whole call declines, whatever the other rows gave.
+        assert!(arith(ArithOp::Add, &args, 3).is_none());
+        assert!(arith(ArithOp::Mul, &[Value::Ref(&big), Value::Ref(&big)], 3).is_none());
+        let sub = arith(ArithOp::Sub, &args, 3).expect("no overflow");
+        assert_eq!(mantissas(&sub), &[-4, i128::MAX - 3, -2]);
+        // A constant on either side, and rescaling to the larger scale.
+        let half = || Value::Scalar(Scalar::Decimal("0.5".parse().expect("decimal")));
+        let left = arith(ArithOp::Sub, &[half(), Value::Ref(&one)], 3).expect("fits");
+        assert_eq!(mantissas(&left), &[-45, -15, -45]);
+        let right = arith(ArithOp::Mul, &[Value::Ref(&one), half()], 3).expect("fits");
+        assert_eq!(mantissas(&right), &[25, 10, 25]);
+        // A column shorter than the rows asked for declines rather than reads past it.
+        assert!(arith(ArithOp::Add, &args, 4).is_none());
     }
 }
