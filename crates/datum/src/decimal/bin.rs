@@ -275,6 +275,14 @@ pub struct BinI128Decoder {
     /// For bodies of at most 8 bytes and 18 digits: each word as `(shift, mask, 10^digits)`
     /// within the body read as one integer; unused slots are `(0, 0, 1)`.
     window: [(u32, u64, u64); 3],
+    /// Whether [`decode`](Self::decode) reads a value as one 8-byte window: at most 18
+    /// digits in at most 8 body bytes, and a whole value (header included) of at least 8.
+    windowed: bool,
+    /// The two header bytes, `prec` then `frac`, as one little-endian `u16`.
+    header: u16,
+    /// The body's bits within the window, and its first bit (the flipped sign).
+    body_mask: u64,
+    sign_bit: u64,
 }
 
 impl BinI128Decoder {
@@ -284,6 +292,10 @@ impl BinI128Decoder {
         let mut d = Self::layout(prec, frac)?;
         let (lead, full, tail) = (usize::from(d.lead), usize::from(d.full), usize::from(d.tail));
         if prec <= 18 && d.size <= 8 {
+            let bits = 8 * u32::from(d.size);
+            d.body_mask = u64::MAX.checked_shr(64 - bits).unwrap_or(0);
+            d.sign_bit = 0x80u64 << (bits - 8);
+            d.windowed = d.size + 2 >= 8;
             // At most three words fit 8 bytes: a partial, a full and a partial one, or two
             // full ones.
             let mut left = 8 * u32::from(d.size);
@@ -323,6 +335,10 @@ impl BinI128Decoder {
             tail: tail as u8,
             size: u8::try_from(size).ok()?,
             window: [(0, 0, 1); 3],
+            windowed: false,
+            header: u16::from_le_bytes([prec, frac]),
+            body_mask: 0,
+            sign_bit: 0,
         })
     }
 
@@ -342,12 +358,11 @@ impl BinI128Decoder {
     /// value.
     #[inline(always)]
     pub fn decode(&self, v: &[u8]) -> Option<i128> {
-        if self.prec <= 18
-            && self.size <= 8
-            && let [prec, frac, ref body @ ..] = *v
-            && prec == self.prec
-            && frac == self.frac
-            && body.len() == usize::from(self.size)
+        // One length compare and one header compare: the window then holds the whole body.
+        if self.windowed
+            && v.len() == usize::from(self.size) + 2
+            && let Some(&[prec, frac]) = v.first_chunk::<2>()
+            && u16::from_le_bytes([prec, frac]) == self.header
             && let Some(&window) = v.last_chunk::<8>()
         {
             return self.decode_window(u64::from_be_bytes(window));
@@ -382,15 +397,11 @@ impl BinI128Decoder {
     /// shifts instead of byte loops.
     #[inline(always)]
     fn decode_window(&self, window: u64) -> Option<i128> {
-        let bits = 8 * u32::from(self.size);
-        let body_mask = u64::MAX.checked_shr(64 - bits).unwrap_or(0);
-        let mut x = window & body_mask;
-        let sign_bit = 0x80u64 << (bits - 8);
-        let neg = x & sign_bit == 0;
-        if neg {
-            x ^= body_mask;
-        }
-        x ^= sign_bit;
+        let x = window & self.body_mask;
+        let neg = x & self.sign_bit == 0;
+        // A negative value's body is stored inverted: undo that and the sign bit at once.
+        let flip = u64::from(neg).wrapping_neg() & self.body_mask;
+        let x = x ^ flip ^ self.sign_bit;
         // At most three words (18 digits in 8 bytes); unused slots multiply by 1 and add 0.
         let mut m: u64 = 0;
         let mut bad = false;
@@ -403,8 +414,9 @@ impl BinI128Decoder {
         if bad {
             return None;
         }
-        let m = i128::from(m);
-        Some(if neg { -m } else { m })
+        // At most 18 digits: below 10^18, so an i64 holds it and its negation.
+        let m = m as i64;
+        Some(i128::from(if neg { -m } else { m }))
     }
 
     /// Calls `f(word, 10^digits)` for each digit word of `body` (whose length the caller
