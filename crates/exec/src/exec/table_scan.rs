@@ -7,7 +7,7 @@ use std::time::Instant;
 use rcop_datum::codec::Reader;
 use rcop_datum::datum::{self as dm, skip_datum};
 use rcop_datum::decimal::BinI128Decoder;
-use rcop_datum::row::v2::{Lookup, RowShape};
+use rcop_datum::row::v2::{Lookup, RowShape, ShapedRow};
 use rcop_datum::row::{Column, Projection, Row, RowV1, ValueKind, v2};
 use rcop_datum::{Decimal, Duration, JsonRef, Time, TimeType, Tz, VectorRef, key};
 use rcop_proto::tipb;
@@ -165,6 +165,12 @@ impl TableRows {
         };
         let mut decoder = self.cols.take_decoder(js, &cols);
         let ColumnsDecoder { proj, shape, decs, .. } = &mut decoder;
+        if needs_row
+            && self.decode_shaped(&cols, rows, physical_len, proj, shape, decs, &mut outs)?
+        {
+            self.cols.keep_decoder(decoder);
+            return Ok(outs.into_iter().map(VecCol::into_fixed).collect());
+        }
         // The cells of a row not laid out as the learned one.
         let mut cells: Vec<Column<'_>> = Vec::new();
         // The next physical row to fill.
@@ -216,6 +222,85 @@ impl TableRows {
         }
         self.cols.keep_decoder(decoder);
         Ok(outs.into_iter().map(VecCol::into_fixed).collect())
+    }
+
+    /// Decodes `rows` column by column when every one of them is laid out as the learned
+    /// `shape` (the common case once a batch has taught it): a first pass views each row,
+    /// then each column is filled in typed runs ([`fast_run`]) with the general
+    /// [`decode_cell`](Self::decode_cell) for the cells a run does not take. `false`, with
+    /// nothing appended, when a row is laid out otherwise (the caller then decodes row by
+    /// row, learning the new layout).
+    #[expect(clippy::too_many_arguments, reason = "the decode loop's state, borrowed once")]
+    fn decode_shaped(
+        &self,
+        cols: &[&ScanCol],
+        rows: &[u32],
+        physical_len: usize,
+        proj: &Projection,
+        shape: &RowShape,
+        decs: &mut [Option<BinI128Decoder>],
+        outs: &mut [VecCol],
+    ) -> Result<bool> {
+        let mut views = Vec::with_capacity(rows.len());
+        for (n, &r) in rows.iter().enumerate() {
+            if let Some(&ahead) = rows.get(n + PREFETCH_AHEAD) {
+                self.kv.prefetch_value(ahead as usize);
+            }
+            let v =
+                self.kv.value(r as usize).ok_or_else(|| Error::invalid("scan row out of range"))?;
+            match shape.view(v) {
+                Some(row) => views.push(row),
+                None => return Ok(false),
+            }
+        }
+        for (k, ((col, out), dec)) in
+            cols.iter().zip(outs.iter_mut()).zip(decs.iter_mut()).enumerate()
+        {
+            let slot = if col.source == Source::Row { shape.value_slot(k) } else { None };
+            // The next physical row to fill, and the next of `rows` to decode.
+            let (mut at, mut n) = (0, 0);
+            while let (Some(&r), Some(view)) = (rows.get(n), views.get(n)) {
+                let r = r as usize;
+                if r > at {
+                    out.push_nulls(r - at);
+                }
+                let run = match slot {
+                    Some(p) => {
+                        fast_run(col, p, rows.get(n..).unwrap_or_default(), &views[n..], out, dec)
+                    }
+                    None => 0,
+                };
+                if run > 0 {
+                    n += run;
+                    at = r + run;
+                    continue;
+                }
+                let cell = match view.get(k) {
+                    Some(cell) => Column::from(cell),
+                    // Offsets out of order: the walk names the defect.
+                    None => return Err(self.corrupt_row(proj, cols.len(), r)),
+                };
+                self.decode_cell(col, r, cell, out)?;
+                at = r + 1;
+                n += 1;
+            }
+            if physical_len > at {
+                out.push_nulls(physical_len - at);
+            }
+        }
+        Ok(true)
+    }
+
+    /// The error of row `r`, which a shape viewed but whose value offsets are out of order:
+    /// what walking it reports.
+    #[cold]
+    fn corrupt_row(&self, proj: &Projection, width: usize, r: usize) -> Error {
+        let Some(v) = self.kv.value(r) else { return Error::invalid("scan row out of range") };
+        let mut cells = vec![Column::Missing; width];
+        match proj.decode_into(v, &mut cells) {
+            Err(e) => e.into(),
+            Ok(()) => Error::invalid("row v2 value offsets out of order"),
+        }
     }
 
     /// Decodes row `r` (value `v`) for `cols` by walking it, learning its layout into `shape`
@@ -361,6 +446,71 @@ fn push_v2_fast(
     }
     out.valid.push(true);
     true
+}
+
+/// Appends to `out` the values at `slot` of the rows `views` (`rows` their numbers) while
+/// the rows are next to each other and each value takes the typed path of `col`'s type (as
+/// [`push_v2_fast`] would), one loop per type. Returns how many rows it took (0 for a type
+/// without a typed loop); the caller decodes the next row's cell the general way.
+#[inline]
+fn fast_run(
+    col: &ScanCol,
+    slot: usize,
+    rows: &[u32],
+    views: &[ShapedRow<'_, '_>],
+    out: &mut VecCol,
+    dec: &mut Option<BinI128Decoder>,
+) -> usize {
+    let taken = match (&mut out.data, col.kind) {
+        (ColData::Fixed(f), ValueKind::Decimal) => run(rows, views, slot, |b| {
+            let (m, s) = decode_fixed(dec, b)?;
+            (s == f.scale).then(|| f.m.push(m))
+        }),
+        (ColData::Int(v), ValueKind::Int) => run(rows, views, slot, |b| {
+            v.push(v2::decode_v2_i64(b).ok()?);
+            Some(())
+        }),
+        (ColData::Bytes(v), ValueKind::Bytes) => run(rows, views, slot, |b| {
+            v.push(b);
+            Some(())
+        }),
+        (ColData::DateTime(v), ValueKind::Time) if col.ft.time_type() != TimeType::Timestamp => {
+            let (tt, fsp) = (col.ft.time_type(), col.ft.fsp());
+            run(rows, views, slot, |b| {
+                let packed = v2::decode_v2_u64(b).ok()?;
+                v.push(Time::from_packed_u64(packed, tt, fsp).ok()?);
+                Some(())
+            })
+        }
+        _ => 0,
+    };
+    out.valid.push_n(true, taken);
+    taken
+}
+
+/// Calls `push` with the value at `slot` of each row of `views` while `rows` go up by one
+/// and `push` takes the value (it appends nothing when it declines); returns how many it
+/// took.
+#[inline(always)]
+fn run(
+    rows: &[u32],
+    views: &[ShapedRow<'_, '_>],
+    slot: usize,
+    mut push: impl FnMut(&[u8]) -> Option<()>,
+) -> usize {
+    let Some(&first) = rows.first() else { return 0 };
+    let mut n = 0usize;
+    for (view, &r) in views.iter().zip(rows) {
+        if r as usize != first as usize + n {
+            break;
+        }
+        let Some(b) = view.value(slot) else { break };
+        if push(b).is_none() {
+            break;
+        }
+        n += 1;
+    }
+    n
 }
 
 /// The fixed-point value of the binary decimal `b` with `dec`, the decoder of the previous

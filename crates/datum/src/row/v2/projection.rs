@@ -371,6 +371,18 @@ impl RowShape {
         }
         Some(ShapedRow { values, ..shaped })
     }
+
+    /// Where the value of the `pos`-th id given to [`Projection::new`] sits among the
+    /// learned row's values, for [`ShapedRow::value`]; `None` when the learned row has no
+    /// value for it (missing or NULL: [`ShapedRow::get`] says which) or `pos` is out of
+    /// range.
+    #[inline]
+    pub fn value_slot(&self, pos: usize) -> Option<usize> {
+        match self.slots.get(pos)? {
+            Slot::Value(p) => Some(*p),
+            Slot::Missing | Slot::Null => None,
+        }
+    }
 }
 
 /// A row [`RowShape::view`] found laid out as the learned row.
@@ -391,14 +403,20 @@ impl<'r> ShapedRow<'r, '_> {
         Some(match *self.slots.get(pos)? {
             Slot::Missing => Lookup::Missing,
             Slot::Null => Lookup::Null,
-            Slot::Value(p) => {
-                let start = match p.checked_sub(1) {
-                    Some(k) => self.off(k),
-                    None => 0,
-                };
-                Lookup::Value(self.values.get(start..self.off(p))?)
-            }
+            Slot::Value(p) => Lookup::Value(self.value(p)?),
         })
+    }
+
+    /// The value at `slot` (a [`RowShape::value_slot`] of the shape that viewed the row):
+    /// what [`get`](Self::get) gives as [`Lookup::Value`] for that id, without looking its
+    /// slot up. `None` when the value's offsets are out of order (a corrupt row).
+    #[inline(always)]
+    pub fn value(&self, slot: usize) -> Option<&'r [u8]> {
+        let start = match slot.checked_sub(1) {
+            Some(k) => self.off(k),
+            None => 0,
+        };
+        self.values.get(start..self.off(slot))
     }
 
     #[inline(always)]
