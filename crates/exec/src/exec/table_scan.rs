@@ -515,13 +515,20 @@ fn run(
 
 /// The fixed-point value of the binary decimal `b` with `dec`, the decoder of the previous
 /// value's type, replacing it when `b` has another header.
-#[inline]
+#[inline(always)]
 fn decode_fixed(dec: &mut Option<BinI128Decoder>, b: &[u8]) -> Option<(i128, u8)> {
     if let Some(d) = dec
         && let Some(m) = d.decode(b)
     {
         return Some((m, d.frac()));
     }
+    decode_fixed_anew(dec, b)
+}
+
+/// [`decode_fixed`] with a new decoder for `b`'s header (the first value, or another type).
+#[cold]
+#[inline(never)]
+fn decode_fixed_anew(dec: &mut Option<BinI128Decoder>, b: &[u8]) -> Option<(i128, u8)> {
     let &[prec, frac, ..] = b else { return None };
     let d = BinI128Decoder::new(prec, frac)?;
     *dec = Some(d);
