@@ -264,11 +264,9 @@ impl TableRows {
                 if r > at {
                     out.push_nulls(r - at);
                 }
-                let run = match slot {
-                    Some(p) => {
-                        fast_run(col, p, rows.get(n..).unwrap_or_default(), &views[n..], out, dec)
-                    }
-                    None => 0,
+                let run = match (slot, rows.get(n..), views.get(n..)) {
+                    (Some(p), Some(rows), Some(views)) => fast_run(col, p, rows, views, out, dec),
+                    _ => 0,
                 };
                 if run > 0 {
                     n += run;
