@@ -437,6 +437,17 @@ fn a_shape_taught_by_one_projection_is_relearned_by_another() {
     // The shape views rows for the projection that taught it last.
     let view = shape.view(&row).unwrap();
     assert_eq!(view.get(0), Some(v2::Lookup::Value(&[20])));
+    // A value slot reads the same value without the lookup; a slot past the row's two
+    // values reads nothing.
+    let slot = shape.value_slot(0).unwrap();
+    assert_eq!(view.value(slot), Some(&[20][..]));
+    assert_eq!(shape.value_slot(1).and_then(|s| view.value(s)), Some(&[10][..]));
+    assert_eq!(view.value(2), None);
+    assert_eq!(view.value(usize::MAX), None);
+    // Column 3 is NULL in the learned row: no value slot.
+    let p3 = v2::Projection::new(&[3, 9]);
+    p3.decode_into_cached(&row, &mut out, &mut shape).unwrap();
+    assert_eq!((shape.value_slot(0), shape.value_slot(1), shape.value_slot(2)), (None, None, None));
 }
 
 #[test]

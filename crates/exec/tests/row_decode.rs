@@ -198,12 +198,13 @@ fn what_one_batch_learns_holds_for_the_next_ones() {
 }
 
 /// Row `h` for the typed-run test: column 1 = h, column 2 = h % 4, column 5 = "s{h}",
-/// column 6 = h * 7 cents (DECIMAL(15, 2)), column 7 = a DATE h days into 1994.
+/// column 6 = h * 7 cents (DECIMAL(15, 2)), column 7 = a DATE h days into 1994, column 8
+/// NULL, column 9 a DATETIME h seconds after midnight of that DATE.
 fn typed_row(h: i64) -> Vec<u8> {
     let mut enc = RowEncoder::new();
     enc.int(1, h).int(2, h % 4).bytes(5, format!("s{h}").as_bytes());
     enc.decimal(6, &cents(h * 7), 15, 2).unwrap();
-    enc.time(7, date_of(h));
+    enc.time(7, date_of(h)).null(8).time(9, datetime_of(h));
     let mut v = Vec::new();
     enc.finish(&mut v).unwrap();
     v
@@ -212,6 +213,17 @@ fn typed_row(h: i64) -> Vec<u8> {
 fn date_of(h: i64) -> rcop_datum::Time {
     let s = format!("1994-{:02}-{:02}", 1 + (h / 28) % 12, 1 + h % 28);
     rcop_datum::Time::parse(&s, rcop_datum::TimeType::Date, 0).unwrap()
+}
+
+fn datetime_of(h: i64) -> rcop_datum::Time {
+    let s = format!(
+        "1994-{:02}-{:02} 00:{:02}:{:02}",
+        1 + (h / 28) % 12,
+        1 + h % 28,
+        h / 60 % 60,
+        h % 60
+    );
+    rcop_datum::Time::parse(&s, rcop_datum::TimeType::DateTime, 0).unwrap()
 }
 
 #[test]
@@ -233,9 +245,12 @@ fn typed_runs_skip_the_rows_a_selection_dropped() {
         column_info(5, &s, false),
         column_info(6, &d, false),
         column_info(7, &t, false),
+        column_info(8, &i, false),
+        column_info(9, &ft(mt::DATETIME), false),
     ];
     let keep = func(150, i.clone(), vec![col(2, i.clone()), int(0)]); // NeInt
-    let dag = dag(vec![scan(TID, cols, false), selection(vec![keep])], vec![0, 1, 3, 4, 5], false);
+    let dag =
+        dag(vec![scan(TID, cols, false), selection(vec![keep])], vec![0, 1, 3, 4, 5, 6, 7], false);
     let resp = Engine::default()
         .handle(&request(&dag, vec![table_range(TID, None)]), &mut store.scanner());
     assert!(resp.other_error.is_empty(), "{}", resp.other_error);
@@ -251,8 +266,10 @@ fn typed_runs_skip_the_rows_a_selection_dropped() {
                 Datum::Decimal(cents(h * 7)),
                 // A DATE answers as its packed form.
                 Datum::Uint(date_of(h).to_packed_u64()),
+                Datum::Null,
+                Datum::Uint(datetime_of(h).to_packed_u64()),
             ]
         })
         .collect();
-    assert_eq!(default_rows(&sel, 5), want);
+    assert_eq!(default_rows(&sel, 7), want);
 }

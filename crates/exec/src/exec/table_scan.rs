@@ -129,10 +129,13 @@ pub(super) fn strip_keyspace(k: &[u8]) -> &[u8] {
 }
 
 impl TableRows {
-    /// Decodes the columns `js` for the logical rows, reading each row's header once, row
-    /// by row: a v2 row laid out as the last one learned (the same header and id lists, the
-    /// common case) has its values found from the learned positions ([`RowShape`]); another
-    /// row is walked with a [`Projection`], which also learns its layout. The projection,
+    /// Decodes the columns `js` for the logical rows, reading each row's header once. When
+    /// every row is laid out as the last one learned (the same header and id lists, the
+    /// common case), column by column from the learned positions ([`RowShape`],
+    /// [`decode_shaped`](Self::decode_shaped)); otherwise row by row: a row laid out as the
+    /// learned one has its values found from the learned positions, another row is walked
+    /// with a [`Projection`], which also learns its layout. An error names a row that does
+    /// not decode (column by column, the first in column order). The projection,
     /// the learned layout and the decimal decoders are kept for the next batch's call over
     /// the same columns ([`ColumnsDecoder`]).
     pub fn decode_columns(
@@ -410,7 +413,8 @@ impl ScanCol {
 
 /// Appends the v2 value `b` of `col` when it is of a common kind and well formed (fixed-point
 /// decimals, integers, strings, dates and datetimes), returning false (having appended
-/// nothing) otherwise, for [`RawRows::decode_cell`] to decode it or report the error.
+/// nothing) otherwise, for [`TableRows::decode_cell`] to decode it or report the error. The
+/// per-type rules are [`fast_run`]'s, shared through [`fixed_value`] and [`time_value`].
 #[inline(always)]
 fn push_v2_fast(
     col: &ScanCol,
@@ -420,10 +424,7 @@ fn push_v2_fast(
 ) -> bool {
     match (&mut out.data, col.kind) {
         (ColData::Fixed(f), ValueKind::Decimal) => {
-            let Some((m, s)) = decode_fixed(dec, b) else { return false };
-            if s != f.scale {
-                return false;
-            }
+            let Some(m) = fixed_value(dec, b, f.scale) else { return false };
             f.m.push(m);
         }
         (ColData::Int(v), ValueKind::Int) => {
@@ -432,12 +433,7 @@ fn push_v2_fast(
         }
         (ColData::Bytes(v), ValueKind::Bytes) => v.push(b),
         (ColData::DateTime(v), ValueKind::Time) => {
-            let tt = col.ft.time_type();
-            if tt == TimeType::Timestamp {
-                return false;
-            }
-            let Ok(packed) = v2::decode_v2_u64(b) else { return false };
-            let Ok(t) = Time::from_packed_u64(packed, tt, col.ft.fsp()) else { return false };
+            let Some(t) = time_value(col, b) else { return false };
             v.push(t);
         }
         _ => return false,
@@ -446,9 +442,28 @@ fn push_v2_fast(
     true
 }
 
+/// The mantissa of the binary decimal `b` when it decodes (see [`decode_fixed`]) at the
+/// output column's `scale`; `None` sends it to the general path, which converts the column.
+#[inline(always)]
+fn fixed_value(dec: &mut Option<BinI128Decoder>, b: &[u8], scale: u8) -> Option<i128> {
+    let (m, s) = decode_fixed(dec, b)?;
+    (s == scale).then_some(m)
+}
+
+/// The DATE or DATETIME of the packed v2 value `b`; `None` for a TIMESTAMP (converted from
+/// UTC by the general path) or a value that does not decode.
+#[inline(always)]
+fn time_value(col: &ScanCol, b: &[u8]) -> Option<Time> {
+    let tt = col.ft.time_type();
+    if tt == TimeType::Timestamp {
+        return None;
+    }
+    Time::from_packed_u64(v2::decode_v2_u64(b).ok()?, tt, col.ft.fsp()).ok()
+}
+
 /// Appends to `out` the values at `slot` of the rows `views` (`rows` their numbers) while
-/// the rows are next to each other and each value takes the typed path of `col`'s type (as
-/// [`push_v2_fast`] would), one loop per type. Returns how many rows it took (0 for a type
+/// the rows are next to each other and each value takes the typed path of `col`'s type (the
+/// rules of [`push_v2_fast`]), one loop per type. Returns how many rows it took (0 for a type
 /// without a typed loop); the caller decodes the next row's cell the general way.
 #[inline]
 fn fast_run(
@@ -460,25 +475,19 @@ fn fast_run(
     dec: &mut Option<BinI128Decoder>,
 ) -> usize {
     let taken = match (&mut out.data, col.kind) {
-        (ColData::Fixed(f), ValueKind::Decimal) => run(rows, views, slot, |b| {
-            let (m, s) = decode_fixed(dec, b)?;
-            (s == f.scale).then(|| f.m.push(m))
-        }),
-        (ColData::Int(v), ValueKind::Int) => run(rows, views, slot, |b| {
-            v.push(v2::decode_v2_i64(b).ok()?);
-            Some(())
-        }),
+        (ColData::Fixed(f), ValueKind::Decimal) => {
+            let scale = f.scale;
+            run(rows, views, slot, |b| fixed_value(dec, b, scale).map(|m| f.m.push(m)))
+        }
+        (ColData::Int(v), ValueKind::Int) => {
+            run(rows, views, slot, |b| v2::decode_v2_i64(b).ok().map(|x| v.push(x)))
+        }
         (ColData::Bytes(v), ValueKind::Bytes) => run(rows, views, slot, |b| {
             v.push(b);
             Some(())
         }),
-        (ColData::DateTime(v), ValueKind::Time) if col.ft.time_type() != TimeType::Timestamp => {
-            let (tt, fsp) = (col.ft.time_type(), col.ft.fsp());
-            run(rows, views, slot, |b| {
-                let packed = v2::decode_v2_u64(b).ok()?;
-                v.push(Time::from_packed_u64(packed, tt, fsp).ok()?);
-                Some(())
-            })
+        (ColData::DateTime(v), ValueKind::Time) => {
+            run(rows, views, slot, |b| time_value(col, b).map(|t| v.push(t)))
         }
         _ => 0,
     };

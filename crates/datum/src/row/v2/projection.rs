@@ -291,11 +291,7 @@ fn put<'a, L: Layout, T: From<Lookup<'a>>>(
         Slot::Missing => Lookup::Missing,
         Slot::Null => Lookup::Null,
         Slot::Value(p) => {
-            let start = match p.checked_sub(1) {
-                Some(k) => L::off(offsets, k),
-                None => 0,
-            };
-            let Some(v) = values.get(start..L::off(offsets, p)) else {
+            let Some(v) = value_at::<L>(offsets, values, p) else {
                 return Err(Error::Invalid { what: "row v2", reason: "offsets not ascending" });
             };
             Lookup::Value(v)
@@ -305,6 +301,17 @@ fn put<'a, L: Layout, T: From<Lookup<'a>>>(
         *o = T::from(found);
     }
     Ok(())
+}
+
+/// Value `p` of a row: from the end offset of value `p - 1` (0 for the first) to its own;
+/// `None` when they are out of order or past `values`.
+#[inline(always)]
+fn value_at<'a, L: Layout>(offsets: &[u8], values: &'a [u8], p: usize) -> Option<&'a [u8]> {
+    let start = match p.checked_sub(1) {
+        Some(k) => L::off(offsets, k),
+        None => 0,
+    };
+    values.get(start..L::off(offsets, p))
 }
 
 /// Where a wanted id sits in a row, as [`Projection`] found it.
@@ -409,14 +416,17 @@ impl<'r> ShapedRow<'r, '_> {
 
     /// The value at `slot` (a [`RowShape::value_slot`] of the shape that viewed the row):
     /// what [`get`](Self::get) gives as [`Lookup::Value`] for that id, without looking its
-    /// slot up. `None` when the value's offsets are out of order (a corrupt row).
+    /// slot up. `None` when `slot` is past the row's values or the value's offsets are out
+    /// of order (a corrupt row).
     #[inline(always)]
     pub fn value(&self, slot: usize) -> Option<&'r [u8]> {
-        let start = match slot.checked_sub(1) {
-            Some(k) => self.off(k),
-            None => 0,
-        };
-        self.values.get(start..self.off(slot))
+        if self.big {
+            (slot < self.offsets.len() / Big::OFF)
+                .then(|| value_at::<Big>(self.offsets, self.values, slot))?
+        } else {
+            (slot < self.offsets.len() / Small::OFF)
+                .then(|| value_at::<Small>(self.offsets, self.values, slot))?
+        }
     }
 
     #[inline(always)]
