@@ -433,7 +433,7 @@ fn push_v2_fast(
         }
         (ColData::Bytes(v), ValueKind::Bytes) => v.push(b),
         (ColData::DateTime(v), ValueKind::Time) => {
-            let Some(t) = time_value(col, b) else { return false };
+            let Some(t) = time_value(col.ft.time_type(), col.ft.fsp(), b) else { return false };
             v.push(t);
         }
         _ => return false,
@@ -450,15 +450,14 @@ fn fixed_value(dec: &mut Option<BinI128Decoder>, b: &[u8], scale: u8) -> Option<
     (s == scale).then_some(m)
 }
 
-/// The DATE or DATETIME of the packed v2 value `b`; `None` for a TIMESTAMP (converted from
-/// UTC by the general path) or a value that does not decode.
+/// The DATE or DATETIME (type `tt`, `fsp`) of the packed v2 value `b`; `None` for a
+/// TIMESTAMP (converted from UTC by the general path) or a value that does not decode.
 #[inline(always)]
-fn time_value(col: &ScanCol, b: &[u8]) -> Option<Time> {
-    let tt = col.ft.time_type();
+fn time_value(tt: TimeType, fsp: u8, b: &[u8]) -> Option<Time> {
     if tt == TimeType::Timestamp {
         return None;
     }
-    Time::from_packed_u64(v2::decode_v2_u64(b).ok()?, tt, col.ft.fsp()).ok()
+    Time::from_packed_u64(v2::decode_v2_u64(b).ok()?, tt, fsp).ok()
 }
 
 /// Appends to `out` the values at `slot` of the rows `views` (`rows` their numbers) while
@@ -487,7 +486,8 @@ fn fast_run(
             Some(())
         }),
         (ColData::DateTime(v), ValueKind::Time) => {
-            run(rows, views, slot, |b| time_value(col, b).map(|t| v.push(t)))
+            let (tt, fsp) = (col.ft.time_type(), col.ft.fsp());
+            run(rows, views, slot, |b| time_value(tt, fsp, b).map(|t| v.push(t)))
         }
         _ => 0,
     };

@@ -420,12 +420,14 @@ impl<'r> ShapedRow<'r, '_> {
     /// of order (a corrupt row).
     #[inline(always)]
     pub fn value(&self, slot: usize) -> Option<&'r [u8]> {
+        // Two bytes an offset in a small row, four in a big one.
+        if slot >= self.offsets.len() >> (1 + u32::from(self.big)) {
+            return None;
+        }
         if self.big {
-            (slot < self.offsets.len() / Big::OFF)
-                .then(|| value_at::<Big>(self.offsets, self.values, slot))?
+            value_at::<Big>(self.offsets, self.values, slot)
         } else {
-            (slot < self.offsets.len() / Small::OFF)
-                .then(|| value_at::<Small>(self.offsets, self.values, slot))?
+            value_at::<Small>(self.offsets, self.values, slot)
         }
     }
 
