@@ -273,3 +273,34 @@ fn typed_runs_skip_the_rows_a_selection_dropped() {
         .collect();
     assert_eq!(default_rows(&sel, 7), want);
 }
+
+#[test]
+fn columns_without_a_typed_run_decode_cell_by_cell() {
+    // A DOUBLE has no typed run: in the batches decoded column by column, each of its cells
+    // goes the general way, while the BIGINT beside it runs.
+    let store = MemStore::from_pairs((1..=500).map(|h| {
+        let mut k = Vec::new();
+        key::encode_record_key(&mut k, TID, h);
+        let mut enc = RowEncoder::new();
+        enc.int(1, h).float(3, h as f64 / 4.0);
+        let mut v = Vec::new();
+        enc.finish(&mut v).unwrap();
+        (k, v)
+    }));
+    let i = ft(mt::LONG_LONG);
+    let cols = vec![
+        column_info(-1, &i, true),
+        column_info(3, &ft(mt::DOUBLE), false),
+        column_info(1, &i, false),
+    ];
+    let dag = dag(vec![scan(TID, cols, false)], vec![0, 1, 2], false);
+    let resp = Engine::default()
+        .handle(&request(&dag, vec![table_range(TID, None)]), &mut store.scanner());
+    assert!(resp.other_error.is_empty(), "{}", resp.other_error);
+    let sel = tipb::SelectResponse::decode(resp.data).unwrap();
+    assert!(sel.error.is_none(), "{:?}", sel.error);
+    let want: Vec<Vec<Datum>> = (1..=500)
+        .map(|h| vec![Datum::Int(h), Datum::Float(h as f64 / 4.0), Datum::Int(h)])
+        .collect();
+    assert_eq!(default_rows(&sel, 3), want);
+}

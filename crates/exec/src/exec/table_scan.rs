@@ -259,7 +259,8 @@ impl TableRows {
         for (k, ((col, out), dec)) in
             cols.iter().zip(outs.iter_mut()).zip(decs.iter_mut()).enumerate()
         {
-            let slot = if col.source == Source::Row { shape.value_slot(k) } else { None };
+            // Cleared once the column's type turns out to have no typed run.
+            let mut slot = if col.source == Source::Row { shape.value_slot(k) } else { None };
             // The next physical row to fill, and the next of `rows` to decode.
             let (mut at, mut n) = (0, 0);
             while let (Some(&r), Some(view)) = (rows.get(n), views.get(n)) {
@@ -268,7 +269,11 @@ impl TableRows {
                     out.push_nulls(r - at);
                 }
                 let run = match (slot, rows.get(n..), views.get(n..)) {
-                    (Some(p), Some(rows), Some(views)) => fast_run(col, p, rows, views, out, dec),
+                    (Some(p), Some(rows), Some(views)) => fast_run(col, p, rows, views, out, dec)
+                        .unwrap_or_else(|| {
+                            slot = None;
+                            0
+                        }),
                     _ => 0,
                 };
                 if run > 0 {
@@ -462,8 +467,9 @@ fn time_value(tt: TimeType, fsp: u8, b: &[u8]) -> Option<Time> {
 
 /// Appends to `out` the values at `slot` of the rows `views` (`rows` their numbers) while
 /// the rows are next to each other and each value takes the typed path of `col`'s type (the
-/// rules of [`push_v2_fast`]), one loop per type. Returns how many rows it took (0 for a type
-/// without a typed loop); the caller decodes the next row's cell the general way.
+/// rules of [`push_v2_fast`]), one loop per type. Returns how many rows it took (the caller
+/// decodes the next row's cell the general way), or `None` when the column's type (or what
+/// its output has become) has no typed loop, so that the caller stops asking.
 #[inline]
 fn fast_run(
     col: &ScanCol,
@@ -472,7 +478,7 @@ fn fast_run(
     views: &[ShapedRow<'_, '_>],
     out: &mut VecCol,
     dec: &mut Option<BinI128Decoder>,
-) -> usize {
+) -> Option<usize> {
     let taken = match (&mut out.data, col.kind) {
         (ColData::Fixed(f), ValueKind::Decimal) => {
             let scale = f.scale;
@@ -485,14 +491,15 @@ fn fast_run(
             v.push(b);
             Some(())
         }),
-        (ColData::DateTime(v), ValueKind::Time) => {
+        // A TIMESTAMP never takes the typed path (it is converted from UTC).
+        (ColData::DateTime(v), ValueKind::Time) if col.ft.time_type() != TimeType::Timestamp => {
             let (tt, fsp) = (col.ft.time_type(), col.ft.fsp());
             run(rows, views, slot, |b| time_value(tt, fsp, b).map(|t| v.push(t)))
         }
-        _ => 0,
+        _ => return None,
     };
     out.valid.push_n(true, taken);
-    taken
+    Some(taken)
 }
 
 /// Calls `push` with the value at `slot` of each row of `views` while `rows` go up by one

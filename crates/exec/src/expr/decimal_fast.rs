@@ -66,6 +66,7 @@ fn views<'a>(args: &'a [Value<'_>]) -> Option<(FView<'a>, FView<'a>)> {
 /// column is shorter than `n`. NULL slots are computed too (what they hold is unspecified:
 /// 0, or what an earlier fast path computed there); one that fails sends the call to the
 /// general path, as the row-at-a-time loop did.
+///
 /// One loop per shape of the arguments, over plain slices: no per-row match, bounds check
 /// or capacity check, and a failure is noted rather than branched out of.
 #[inline(always)]
