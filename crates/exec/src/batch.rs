@@ -89,6 +89,36 @@ impl Batch {
         self.physical_len = n;
     }
 
+    /// [`ensure`](Self::ensure) then [`compact`](Self::compact) of the columns `offsets`,
+    /// with the raw ones decoded straight into the logical rows
+    /// ([`RawRows::decode_logical`]): no NULL slot for a row the selection dropped, and no
+    /// copy afterwards. On an error the batch is unchanged.
+    pub fn ensure_compact(&mut self, offsets: &[usize], ctx: &EvalContext) -> Result<()> {
+        if self.is_identity() {
+            return self.ensure(offsets, ctx);
+        }
+        let mut raw_cols: Vec<usize> = offsets
+            .iter()
+            .copied()
+            .filter(|&o| matches!(self.cols.get(o), Some(LazyCol::Raw)))
+            .collect();
+        raw_cols.sort_unstable();
+        raw_cols.dedup();
+        let decoded = match (raw_cols.is_empty(), &self.raw) {
+            (true, _) => Vec::new(),
+            (false, Some(raw)) => raw.decode_logical(&raw_cols, &self.logical, ctx)?,
+            (false, None) => return Err(Error::invalid("raw column without rows")),
+        };
+        // The columns decoded before keep their logical rows; the new ones hold only those.
+        self.compact(offsets);
+        for (o, col) in raw_cols.into_iter().zip(decoded) {
+            if let Some(slot) = self.cols.get_mut(o) {
+                *slot = LazyCol::Decoded(col);
+            }
+        }
+        Ok(())
+    }
+
     /// Decodes every column.
     pub fn ensure_all(&mut self, ctx: &EvalContext) -> Result<()> {
         let all: Vec<usize> = (0..self.cols.len()).collect();

@@ -165,13 +165,24 @@ impl VecCol {
     }
 
     /// Appends `n` NULLs.
+    #[inline]
     pub fn push_nulls(&mut self, n: usize) {
+        /// Appends `n` copies of `x`: one by one for the short gaps a selection leaves
+        /// between the rows it keeps, a fill for longer ones.
+        #[inline(always)]
+        fn fill<T: Copy>(v: &mut Vec<T>, n: usize, x: T) {
+            if n <= 4 {
+                (0..n).for_each(|_| v.push(x));
+            } else {
+                v.resize(v.len() + n, x);
+            }
+        }
         match &mut self.data {
-            ColData::Int(v) => v.resize(v.len() + n, 0),
-            ColData::Real(v) => v.resize(v.len() + n, 0.0),
-            ColData::Fixed(v) => v.m.resize(v.m.len() + n, 0),
-            ColData::DateTime(v) => v.resize(v.len() + n, zero_time()),
-            ColData::Decimal(v) => v.resize(v.len() + n, Decimal::zero()),
+            ColData::Int(v) => fill(v, n, 0),
+            ColData::Real(v) => fill(v, n, 0.0),
+            ColData::Fixed(v) => fill(&mut v.m, n, 0),
+            ColData::DateTime(v) => fill(v, n, zero_time()),
+            ColData::Decimal(v) => fill(v, n, Decimal::zero()),
             d => (0..n).for_each(|_| d.push_default()),
         }
         self.valid.push_n(false, n);

@@ -685,9 +685,12 @@ pub fn build_executors(
             }
             tp @ (3 | 6) => {
                 let a = e.aggregation.as_ref().ok_or_else(|| missing("aggregation"))?;
-                let mut refs = Vec::new();
-                a.agg_func.iter().chain(&a.group_by).for_each(|x| tipb_refs(x, &mut refs));
-                root.prefetch_hint(&refs);
+                // A selection below decodes its own columns ahead, not the aggregation's: the
+                // aggregation decodes those for the rows the selection kept, straight into
+                // dense columns (`Batch::ensure_compact`), where decoding them for every row
+                // ahead would then copy the kept rows together (Q1: 1,690 -> 1,653
+                // instructions a row).
+                root.prefetch_hint(&[]);
                 // As TiKV: no GROUP BY is simple aggregation whatever the type.
                 if a.group_by.is_empty() {
                     Box::new(SimpleAggregationExecutor::new(root, a, cfg, depth)?)

@@ -555,8 +555,7 @@ impl Engine {
             let BatchResult { mut batch, drained } = root.next_batch(hint, &mut env)?;
             if !batch.is_empty() {
                 // Decoded and compacted: the scan's raw pairs are not kept alive.
-                batch.ensure_all(env.ctx)?;
-                batch.compact(&all);
+                batch.ensure_compact(&all, env.ctx)?;
                 rows += batch.len() as u64;
                 batches.push(batch);
                 env.ctx.account(&mut accounted, rows_bytes(&batches))?;

@@ -334,10 +334,22 @@ fn check_table(rows: &[Row], layout: Layout) {
         // Selection and aggregation on top agree with the same plan over the table scan.
         let cond = not_null(col(0, col_ft(cols[0], layout)), cols[0], layout);
         let count = agg(3001, ft(mt::LONG_LONG), vec![col(0, col_ft(cols[0], layout))]);
+        // The last column counted over the rows the selection kept: decoded for those rows
+        // only, straight into a dense column.
+        let last = (w - 1) as i64;
+        let count_last = agg(3001, ft(mt::LONG_LONG), vec![col(last, col_ft(ids[w - 1], layout))]);
         let plans = |scan: tipb::Executor| {
             vec![
                 (vec![scan.clone(), selection(vec![cond.clone()])], w),
-                (vec![scan, aggregation(vec![], vec![count.clone()])], 1),
+                (vec![scan.clone(), aggregation(vec![], vec![count.clone()])], 1),
+                (
+                    vec![
+                        scan,
+                        selection(vec![cond.clone()]),
+                        aggregation(vec![], vec![count_last.clone(), count.clone()]),
+                    ],
+                    2,
+                ),
             ]
         };
         for ((ip, w1), (tp, _)) in plans(idx_exec(index, &ids, layout, false, false))

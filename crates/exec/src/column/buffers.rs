@@ -77,10 +77,14 @@ impl Bitmap {
     }
 
     /// Appends `n` rows of the same validity, a word at a time.
+    #[inline]
     pub fn push_n(&mut self, valid: bool, n: usize) {
         let end = self.len + n;
         // Bits at and past `len` are always clear, so NULL rows need only the words.
-        self.words.resize(end.div_ceil(64), 0);
+        let words = end.div_ceil(64);
+        if words > self.words.len() {
+            self.words.resize(words, 0);
+        }
         if valid {
             let mut i = self.len;
             while i < end {

@@ -47,9 +47,83 @@ impl RawRows {
         physical_len: usize,
         ctx: &EvalContext,
     ) -> Result<Vec<VecCol>> {
+        self.decode_into(js, logical, Slots::Physical(physical_len), ctx)
+    }
+
+    /// Decodes the columns `js` for the logical rows into columns of `logical.len()` rows,
+    /// row `n` holding row `logical[n]`: what [`decode_columns`](Self::decode_columns)
+    /// followed by a gather of the logical rows gives, without the NULL slots in between
+    /// or the copy (a batch being [compacted](crate::Batch::ensure_compact)).
+    pub fn decode_logical(
+        &self,
+        js: &[usize],
+        logical: &[u32],
+        ctx: &EvalContext,
+    ) -> Result<Vec<VecCol>> {
+        self.decode_into(js, logical, Slots::Logical, ctx)
+    }
+
+    fn decode_into(
+        &self,
+        js: &[usize],
+        logical: &[u32],
+        slots: Slots,
+        ctx: &EvalContext,
+    ) -> Result<Vec<VecCol>> {
         match &self.0 {
-            Inner::Table(t) => t.decode_columns(js, logical, physical_len, ctx),
-            Inner::Index(i) => i.decode_columns(js, logical, physical_len),
+            Inner::Table(t) => t.decode_columns(js, logical, slots, ctx),
+            Inner::Index(i) => i.decode_columns(js, logical, slots),
+        }
+    }
+}
+
+/// The rows a decoded column holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Slots {
+    /// One per physical row (this many): the logical rows' values, NULL elsewhere.
+    Physical(usize),
+    /// One per logical row, in the selection's order.
+    Logical,
+}
+
+impl Slots {
+    /// The rows to decode, in the order their values are appended: the logical rows, or
+    /// every physical row when NULL slots are filled and the logical rows are not in
+    /// physical order (`all` holds them then).
+    pub(crate) fn rows<'a>(self, logical: &'a [u32], all: &'a mut Vec<u32>) -> &'a [u32] {
+        match self {
+            Slots::Physical(len) if !logical.windows(2).all(|w| w.first() < w.get(1)) => {
+                *all = (0..len as u32).collect();
+                all
+            }
+            _ => logical,
+        }
+    }
+
+    /// How many slots a column gets, for `logical` rows.
+    pub(crate) fn len(self, logical: &[u32]) -> usize {
+        match self {
+            Slots::Physical(len) => len,
+            Slots::Logical => logical.len(),
+        }
+    }
+
+    /// The NULL slots to append before the value of physical row `r` when the next slot to
+    /// fill is physical row `at` (none when only the logical rows have slots).
+    #[inline(always)]
+    pub(crate) fn gap(self, at: usize, r: usize) -> usize {
+        match self {
+            Slots::Physical(_) => r.saturating_sub(at),
+            Slots::Logical => 0,
+        }
+    }
+
+    /// The NULL slots to append after the last value when the next slot to fill is
+    /// physical row `at`.
+    pub(crate) fn tail(self, at: usize) -> usize {
+        match self {
+            Slots::Physical(len) => len.saturating_sub(at),
+            Slots::Logical => 0,
         }
     }
 }

@@ -19,6 +19,7 @@ use crate::column::{
 };
 use crate::ctx::{EvalConfig, EvalContext};
 use crate::error::{Error, Result};
+use crate::exec::raw::Slots;
 use crate::exec::{BatchResult, ExecEnv, ExecStats, Executor, RawRows};
 use crate::scan::{KeyRange, KvBatch, ScanSource, ScanStatus};
 use crate::types::{EvalType, FieldType};
@@ -138,11 +139,11 @@ impl TableRows {
     /// not decode (column by column, the first in column order). The projection,
     /// the learned layout and the decimal decoders are kept for the next batch's call over
     /// the same columns ([`ColumnsDecoder`]).
-    pub fn decode_columns(
+    pub(crate) fn decode_columns(
         &self,
         js: &[usize],
         logical: &[u32],
-        physical_len: usize,
+        slots: Slots,
         _ctx: &EvalContext,
     ) -> Result<Vec<VecCol>> {
         let cols = js
@@ -154,23 +155,17 @@ impl TableRows {
                     .ok_or_else(|| Error::invalid(format!("scan column {j} out of range")))
             })
             .collect::<Result<Vec<_>>>()?;
-        let mut outs: Vec<VecCol> = cols.iter().map(|c| new_column(c, physical_len)).collect();
+        let len = slots.len(logical);
+        let mut outs: Vec<VecCol> = cols.iter().map(|c| new_column(c, len)).collect();
         let needs_row = cols.iter().any(|c| c.reads_row());
-        let sorted = logical.windows(2).all(|w| w.first() < w.get(1));
-        let all: Vec<u32>;
-        // Decode the logical rows (all rows when the selection is not in physical order);
-        // the physical rows in between are NULL slots, appended a run at a time.
-        let rows = if sorted {
-            logical
-        } else {
-            all = (0..physical_len as u32).collect();
-            &all
-        };
+        // Decode the logical rows (all rows when NULL slots are filled and the selection is
+        // not in physical order); with physical slots, the rows in between are NULL slots,
+        // appended a run at a time.
+        let mut all = Vec::new();
+        let rows = slots.rows(logical, &mut all);
         let mut decoder = self.cols.take_decoder(js, &cols);
         let ColumnsDecoder { proj, shape, decs, .. } = &mut decoder;
-        if needs_row
-            && self.decode_shaped(&cols, rows, physical_len, proj, shape, decs, &mut outs)?
-        {
+        if needs_row && self.decode_shaped(&cols, rows, slots, proj, shape, decs, &mut outs)? {
             self.cols.keep_decoder(decoder);
             return Ok(outs.into_iter().map(VecCol::into_fixed).collect());
         }
@@ -183,8 +178,9 @@ impl TableRows {
                 self.kv.prefetch_value(ahead as usize);
             }
             let r = r as usize;
-            if r > at {
-                outs.iter_mut().for_each(|o| o.push_nulls(r - at));
+            let gap = slots.gap(at, r);
+            if gap > 0 {
+                outs.iter_mut().for_each(|o| o.push_nulls(gap));
             }
             at = r + 1;
             if !needs_row {
@@ -220,8 +216,9 @@ impl TableRows {
             }
             self.decode_walked(&cols, proj, shape, r, v, &mut cells, &mut outs)?;
         }
-        if physical_len > at {
-            outs.iter_mut().for_each(|o| o.push_nulls(physical_len - at));
+        let tail = slots.tail(at);
+        if tail > 0 {
+            outs.iter_mut().for_each(|o| o.push_nulls(tail));
         }
         self.cols.keep_decoder(decoder);
         Ok(outs.into_iter().map(VecCol::into_fixed).collect())
@@ -238,7 +235,7 @@ impl TableRows {
         &self,
         cols: &[&ScanCol],
         rows: &[u32],
-        physical_len: usize,
+        slots: Slots,
         proj: &Projection,
         shape: &RowShape,
         decs: &mut [Option<BinI128Decoder>],
@@ -265,11 +262,18 @@ impl TableRows {
             let (mut at, mut n) = (0, 0);
             while let (Some(&r), Some(view)) = (rows.get(n), views.get(n)) {
                 let r = r as usize;
-                if r > at {
-                    out.push_nulls(r - at);
+                let gap = slots.gap(at, r);
+                if gap > 0 {
+                    out.push_nulls(gap);
                 }
-                let run = match (slot, rows.get(n..), views.get(n..)) {
-                    (Some(p), Some(rows), Some(views)) => fast_run(col, p, rows, views, out, dec)
+                // With physical slots a run stops where the rows skip one (its NULL slot);
+                // with logical slots the rows' values are appended back to back.
+                let contiguous = match slots {
+                    Slots::Physical(_) => rows.get(n..),
+                    Slots::Logical => None,
+                };
+                let run = match (slot, views.get(n..)) {
+                    (Some(p), Some(views)) => fast_run(col, p, contiguous, views, out, dec)
                         .unwrap_or_else(|| {
                             slot = None;
                             0
@@ -290,8 +294,9 @@ impl TableRows {
                 at = r + 1;
                 n += 1;
             }
-            if physical_len > at {
-                out.push_nulls(physical_len - at);
+            let tail = slots.tail(at);
+            if tail > 0 {
+                out.push_nulls(tail);
             }
         }
         Ok(true)
@@ -465,16 +470,17 @@ fn time_value(tt: TimeType, fsp: u8, b: &[u8]) -> Option<Time> {
     Time::from_packed_u64(v2::decode_v2_u64(b).ok()?, tt, fsp).ok()
 }
 
-/// Appends to `out` the values at `slot` of the rows `views` (`rows` their numbers) while
-/// the rows are next to each other and each value takes the typed path of `col`'s type (the
-/// rules of [`push_v2_fast`]), one loop per type. Returns how many rows it took (the caller
-/// decodes the next row's cell the general way), or `None` when the column's type (or what
-/// its output has become) has no typed loop, so that the caller stops asking.
+/// Appends to `out` the values at `slot` of the rows `views` while each value takes the
+/// typed path of `col`'s type (the rules of [`push_v2_fast`]), one loop per type, and, when
+/// `rows` (the views' row numbers) is given, while the rows are next to each other. Returns
+/// how many rows it took (the caller decodes the next row's cell the general way), or
+/// `None` when the column's type (or what its output has become) has no typed loop, so that
+/// the caller stops asking.
 #[inline]
 fn fast_run(
     col: &ScanCol,
     slot: usize,
-    rows: &[u32],
+    rows: Option<&[u32]>,
     views: &[ShapedRow<'_, '_>],
     out: &mut VecCol,
     dec: &mut Option<BinI128Decoder>,
@@ -502,20 +508,29 @@ fn fast_run(
     Some(taken)
 }
 
-/// Calls `push` with the value at `slot` of each row of `views` while `rows` go up by one
-/// and `push` takes the value (it appends nothing when it declines); returns how many it
-/// took.
+/// Calls `push` with the value at `slot` of each row of `views` while `push` takes the
+/// value (it appends nothing when it declines) and, when `rows` is given, while the rows
+/// go up by one; returns how many it took.
 #[inline(always)]
 fn run(
-    rows: &[u32],
+    rows: Option<&[u32]>,
     views: &[ShapedRow<'_, '_>],
     slot: usize,
     mut push: impl FnMut(&[u8]) -> Option<()>,
 ) -> usize {
-    let Some(&first) = rows.first() else { return 0 };
+    // With `rows`, the row each view must be for the run to go on: `first + n`.
+    let first = match rows {
+        Some(rows) => match rows.first() {
+            Some(&f) => Some((rows, f as usize)),
+            None => return 0,
+        },
+        None => None,
+    };
     let mut n = 0usize;
-    for (view, &r) in views.iter().zip(rows) {
-        if r as usize != first as usize + n {
+    for view in views {
+        if let Some((rows, first)) = first
+            && rows.get(n).is_none_or(|&r| r as usize != first + n)
+        {
             break;
         }
         let Some(b) = view.value(slot) else { break };

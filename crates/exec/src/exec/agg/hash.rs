@@ -102,9 +102,9 @@ impl AggregationExecutor {
     }
 
     fn consume_batch(&mut self, batch: &mut Batch, ctx: &mut EvalContext) -> Result<()> {
-        batch.ensure(&self.refs, ctx)?;
-        // Gather the read columns once rather than once per expression reading them.
-        batch.compact(&self.refs);
+        // Gather the read columns once rather than once per expression reading them (the
+        // raw ones decoded for the logical rows only).
+        batch.ensure_compact(&self.refs, ctx)?;
         let n = batch.len();
         let g: Vec<u32> =
             if self.group_by.is_empty() { vec![0; n] } else { self.group_ids(batch, ctx)? };

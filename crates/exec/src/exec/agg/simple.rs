@@ -72,8 +72,7 @@ impl Executor for SimpleAggregationExecutor {
         }
         loop {
             let mut r = self.child.next_batch(BATCH_MAX_SIZE, env)?;
-            r.batch.ensure(&self.refs, env.ctx)?;
-            r.batch.compact(&self.refs);
+            r.batch.ensure_compact(&self.refs, env.ctx)?;
             let g = vec![0u32; r.batch.len()];
             self.aggs.update(&r.batch, &g, env.ctx)?;
             if r.drained {

@@ -118,8 +118,7 @@ impl Executor for StreamAggregationExecutor {
             return Ok(BatchResult { batch: Default::default(), drained: true });
         }
         let mut r = self.child.next_batch(BATCH_MAX_SIZE, env)?;
-        r.batch.ensure(&self.refs, env.ctx)?;
-        r.batch.compact(&self.refs);
+        r.batch.ensure_compact(&self.refs, env.ctx)?;
         let n = r.batch.len();
         let mut keys = Vec::with_capacity(self.group_by.len());
         for e in &self.group_by {

@@ -12,6 +12,7 @@ use rcop_datum::{Tz, key};
 
 use crate::column::{BytesT, Elem, IntT, VecCol};
 use crate::error::{Error, Result};
+use crate::exec::raw::Slots;
 use crate::exec::table_scan::{ScanCol, push_datum, push_v2, strip_keyspace};
 use crate::scan::KvBatch;
 use crate::types::{EvalType, FieldType};
@@ -396,38 +397,35 @@ pub(crate) struct IndexRows {
 }
 
 impl IndexRows {
-    /// Decodes the raw columns `js` for the logical rows (other physical slots are NULL).
+    /// Decodes the raw columns `js` for the logical rows, into the rows `slots` says (with
+    /// physical slots, the others are NULL).
     pub(crate) fn decode_columns(
         &self,
         js: &[usize],
         logical: &[u32],
-        physical_len: usize,
+        slots: Slots,
     ) -> Result<Vec<VecCol>> {
-        js.iter().map(|&j| self.decode_column(j, logical, physical_len)).collect()
+        js.iter().map(|&j| self.decode_column(j, logical, slots)).collect()
     }
 
-    fn decode_column(&self, j: usize, logical: &[u32], physical_len: usize) -> Result<VecCol> {
+    fn decode_column(&self, j: usize, logical: &[u32], slots: Slots) -> Result<VecCol> {
         let nraw = self.layout.raw.len();
         let c = self
             .layout
             .raw
             .get(j)
             .ok_or_else(|| Error::invalid(format!("index scan column {j} is not raw")))?;
-        let all: Vec<u32>;
-        let rows = if logical.windows(2).all(|w| w.first() < w.get(1)) {
-            logical
-        } else {
-            all = (0..physical_len as u32).collect();
-            &all
-        };
+        let mut all = Vec::new();
+        let rows = slots.rows(logical, &mut all);
         let tz = &self.layout.tz;
-        let mut out = VecCol::new(c.et, physical_len);
+        let mut out = VecCol::new(c.et, slots.len(logical));
         let mut buf = Vec::new();
         let mut at = 0usize;
         for &r in rows {
             let r = r as usize;
-            if r > at {
-                out.push_nulls(r - at);
+            let gap = slots.gap(at, r);
+            if gap > 0 {
+                out.push_nulls(gap);
             }
             at = r + 1;
             let cell = self
@@ -455,8 +453,9 @@ impl IndexRows {
                 }
             }
         }
-        if physical_len > at {
-            out.push_nulls(physical_len - at);
+        let tail = slots.tail(at);
+        if tail > 0 {
+            out.push_nulls(tail);
         }
         Ok(out.into_fixed())
     }
@@ -486,7 +485,7 @@ mod tests {
         let mut kv = KvBatch::new();
         kv.push(k, v);
         let rows = IndexRows { kv: Arc::new(kv), cells: Arc::new(cells), layout: Arc::new(l) }
-            .decode_columns(&[0], &[0], 1)
+            .decode_columns(&[0], &[0], Slots::Physical(1))
             .unwrap();
         let s = BytesT::get(BytesT::slice(&rows[0].data).unwrap(), 0).to_vec();
         (s, IntT::get(IntT::slice(&eager.handle.data).unwrap(), 0))
