@@ -19,7 +19,8 @@
 //!   is compared with, are printed first).
 //!
 //! Lineitem in the `rowid` schema at `RCOP_BENCH_SF` (default 0.01), the newest 1,000 rows
-//! in the memtable.
+//! in the memtable; the workers' block cache is `RCOP_BENCH_BLOCK_CACHE` (default 512MiB:
+//! give an SF 1 table a few GiB for the warm figures to be warm).
 //!
 //! ```text
 //! cargo bench -p rcop-benches --bench request_path
@@ -32,7 +33,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use rcop_benches::{KEYSPACE, load, runtime, scale_factor};
+use rcop_benches::{KEYSPACE, block_cache_size, load, runtime, scale_factor};
 use rcop_examples::dags;
 use rcop_examples::tpch::{self, LoadOptions};
 use rcop_exec::{Engine, EngineConfig};
@@ -41,7 +42,9 @@ use rcop_offload::{Config, Offloader, ShardSource};
 use rcop_worker::{SnapScan, Worker, WorkerConfig};
 
 fn worker(store: &Arc<rcop_sst::SstStore>) -> Worker {
-    let config = WorkerConfig::from_toml("cop-block-cache-size = \"512MiB\"").expect("config");
+    let config =
+        WorkerConfig::from_toml(&format!("cop-block-cache-size = \"{}\"", block_cache_size()))
+            .expect("config");
     Worker::builder(config)
         .store(Arc::clone(store))
         .memory_probe(Arc::new(ManualMemoryProbe::new(1 << 30, 16 << 30)))
@@ -53,8 +56,9 @@ fn worker(store: &Arc<rcop_sst::SstStore>) -> Worker {
 /// A worker on two compute threads running one request on up to `parallelism` of them.
 fn split_worker(store: &Arc<rcop_sst::SstStore>, parallelism: usize) -> Worker {
     let config = WorkerConfig::from_toml(&format!(
-        "cop-block-cache-size = \"512MiB\"\ncop-parallelism = {parallelism}\n\
-         cop-parallel-min-bytes = \"64KiB\""
+        "cop-block-cache-size = \"{}\"\ncop-parallelism = {parallelism}\n\
+         cop-parallel-min-bytes = \"64KiB\"",
+        block_cache_size()
     ))
     .expect("config");
     Worker::builder(config)

@@ -32,6 +32,13 @@ pub fn scale_factor() -> f64 {
     }
 }
 
+/// The workers' block cache size, as a config value: `RCOP_BENCH_BLOCK_CACHE` (e.g.
+/// `"4GiB"`, for a warm worker that holds a whole SF 1 table's decoded blocks), else
+/// `"512MiB"`.
+pub fn block_cache_size() -> String {
+    std::env::var("RCOP_BENCH_BLOCK_CACHE").unwrap_or_else(|_| "512MiB".to_owned())
+}
+
 /// A shard of keyspace [`KEYSPACE`] over an in-memory store, its store, and the read ts
 /// after the load.
 #[derive(Debug)]
