@@ -92,7 +92,10 @@ impl Batch {
     /// [`ensure`](Self::ensure) then [`compact`](Self::compact) of the columns `offsets`,
     /// with the raw ones decoded straight into the logical rows
     /// ([`RawRows::decode_logical`]): no NULL slot for a row the selection dropped, and no
-    /// copy afterwards. On an error the batch is unchanged.
+    /// copy afterwards. The same columns as the two calls, for logical rows in physical
+    /// order (what every executor produces); for rows out of order, which the two calls
+    /// decode over every physical row, only the logical rows are decoded, so a bad value in
+    /// another row is not reported. On an error the batch is unchanged.
     pub fn ensure_compact(&mut self, offsets: &[usize], ctx: &EvalContext) -> Result<()> {
         if self.is_identity() {
             return self.ensure(offsets, ctx);

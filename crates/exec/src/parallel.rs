@@ -556,6 +556,9 @@ impl Engine {
             if !batch.is_empty() {
                 // Decoded and compacted: the scan's raw pairs are not kept alive.
                 batch.ensure_compact(&all, env.ctx)?;
+                // Every column is decoded: a batch that needed no compaction drops its
+                // pairs here.
+                batch.raw = None;
                 rows += batch.len() as u64;
                 batches.push(batch);
                 env.ctx.account(&mut accounted, rows_bytes(&batches))?;

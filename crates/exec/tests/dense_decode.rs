@@ -1,7 +1,7 @@
 //! `Batch::ensure_compact` — the raw columns decoded straight into the logical rows, as an
 //! aggregation does — gives exactly what decoding over the physical rows and then compacting
-//! gives: the same values, NULLs and row count, for any subset of a batch's rows in any
-//! order, with some columns decoded before, over rows of one layout (decoded column by
+//! gives: the same values, NULLs and row count, for any subset of a batch's rows in physical
+//! order, reversed or with rows repeated, with some columns decoded before, over rows of one layout (decoded column by
 //! column) and of mixed layouts (row by row).
 
 #![expect(clippy::unwrap_used, reason = "fixture builders outside #[test] fns")]
@@ -102,32 +102,47 @@ proptest! {
         n in 1i64..300,
         odd in prop_oneof![Just(0i64), 2i64..40],
         keep in prop::collection::vec(any::<bool>(), 64),
-        shuffle in any::<bool>(),
+        order in 0u8..3,
+        got_first in any::<bool>(),
         pre in prop::collection::vec(0usize..7, 0..3),
         offsets in prop::collection::vec(0usize..7, 1..8),
     ) {
         let ctx = EvalContext::new(EvalConfig::default());
         for batch in batches(n, odd) {
             let mut batch = batch;
-            // A selection's rows: a subset, in physical order or reversed.
+            // A selection's rows: a subset in physical order, reversed, or with its first
+            // half repeated.
             let mut logical: Vec<u32> =
                 batch.logical.iter().copied().filter(|&r| keep[r as usize % 64]).collect();
-            if shuffle {
-                logical.reverse();
+            match order {
+                1 => logical.reverse(),
+                2 => logical.extend_from_within(..logical.len() / 2),
+                _ => {}
             }
             batch.logical = logical;
             // Columns a condition decoded already (over the physical rows).
             batch.ensure(&pre, &ctx).unwrap();
-            let mut want = batch.clone();
-            want.ensure(&offsets, &ctx).unwrap();
-            want.compact(&offsets);
-            let mut got = batch;
-            got.ensure_compact(&offsets, &ctx).unwrap();
+            let (mut want, mut got) = (batch.clone(), batch);
+            let reference = |want: &mut Batch| {
+                want.ensure(&offsets, &ctx).unwrap();
+                want.compact(&offsets);
+            };
+            // Either one first: the scan's decoders (the learned layout) are shared.
+            if got_first {
+                got.ensure_compact(&offsets, &ctx).unwrap();
+                reference(&mut want);
+            } else {
+                reference(&mut want);
+                got.ensure_compact(&offsets, &ctx).unwrap();
+            }
             prop_assert_eq!(got.len(), want.len());
             prop_assert_eq!(values(&got, &offsets), values(&want, &offsets));
-            for (o, c) in got.cols.iter().enumerate() {
-                prop_assert_eq!(matches!(c, LazyCol::Raw), !offsets.contains(&o), "column {}", o);
-            }
+            // The same columns left to decode (all but `offsets`, unless nothing needed
+            // compacting).
+            let raw = |b: &Batch| -> Vec<bool> {
+                b.cols.iter().map(|c| matches!(c, LazyCol::Raw)).collect()
+            };
+            prop_assert_eq!(raw(&got), raw(&want));
         }
     }
 }

@@ -53,7 +53,8 @@ impl RawRows {
     /// Decodes the columns `js` for the logical rows into columns of `logical.len()` rows,
     /// row `n` holding row `logical[n]`: what [`decode_columns`](Self::decode_columns)
     /// followed by a gather of the logical rows gives, without the NULL slots in between
-    /// or the copy (a batch being [compacted](crate::Batch::ensure_compact)).
+    /// or the copy (a batch being [compacted](crate::Batch::ensure_compact)). Only the
+    /// logical rows are read, in whatever order they come.
     pub fn decode_logical(
         &self,
         js: &[usize],
@@ -80,7 +81,8 @@ impl RawRows {
 /// The rows a decoded column holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Slots {
-    /// One per physical row (this many): the logical rows' values, NULL elsewhere.
+    /// One per physical row (this many): the logical rows' values, NULL elsewhere when the
+    /// logical rows ascend (otherwise every row is decoded).
     Physical(usize),
     /// One per logical row, in the selection's order.
     Logical,

@@ -398,7 +398,8 @@ pub(crate) struct IndexRows {
 
 impl IndexRows {
     /// Decodes the raw columns `js` for the logical rows, into the rows `slots` says (with
-    /// physical slots, the others are NULL).
+    /// physical slots and ascending logical rows, the others are NULL; with logical rows out
+    /// of order, every row is decoded).
     pub(crate) fn decode_columns(
         &self,
         js: &[usize],
