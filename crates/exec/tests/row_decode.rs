@@ -131,6 +131,16 @@ proptest! {
     }
 }
 
+/// The answer of `dag` over the whole table in `store`, which must have no error.
+fn answer(store: &MemStore, dag: &tipb::DagRequest) -> tipb::SelectResponse {
+    let resp =
+        Engine::default().handle(&request(dag, vec![table_range(TID, None)]), &mut store.scanner());
+    assert!(resp.other_error.is_empty(), "{}", resp.other_error);
+    let sel = tipb::SelectResponse::decode(resp.data).unwrap();
+    assert!(sel.error.is_none(), "{:?}", sel.error);
+    sel
+}
+
 #[test]
 fn a_corrupt_offset_after_a_learned_layout_is_an_error() {
     // 100 rows of one layout, then one whose last offset points past its values: same
@@ -187,11 +197,7 @@ fn what_one_batch_learns_holds_for_the_next_ones() {
         vec![column_info(-1, &i, true), column_info(1, &i, false), column_info(6, &d, false)];
     let keep = func(130, i.clone(), vec![col(1, i.clone()), int(100)]); // GeInt
     let dag = dag(vec![scan(TID, cols, false), selection(vec![keep])], vec![0, 2], false);
-    let resp = Engine::default()
-        .handle(&request(&dag, vec![table_range(TID, None)]), &mut store.scanner());
-    assert!(resp.other_error.is_empty(), "{}", resp.other_error);
-    let sel = tipb::SelectResponse::decode(resp.data).unwrap();
-    assert!(sel.error.is_none(), "{:?}", sel.error);
+    let sel = answer(&store, &dag);
     let want: Vec<Vec<Datum>> =
         (100..=700).map(|h| vec![Datum::Int(h), Datum::Decimal(cents(h * 7))]).collect();
     assert_eq!(default_rows(&sel, 2), want);
@@ -251,11 +257,7 @@ fn typed_runs_skip_the_rows_a_selection_dropped() {
     let keep = func(150, i.clone(), vec![col(2, i.clone()), int(0)]); // NeInt
     let dag =
         dag(vec![scan(TID, cols, false), selection(vec![keep])], vec![0, 1, 3, 4, 5, 6, 7], false);
-    let resp = Engine::default()
-        .handle(&request(&dag, vec![table_range(TID, None)]), &mut store.scanner());
-    assert!(resp.other_error.is_empty(), "{}", resp.other_error);
-    let sel = tipb::SelectResponse::decode(resp.data).unwrap();
-    assert!(sel.error.is_none(), "{:?}", sel.error);
+    let sel = answer(&store, &dag);
     let want: Vec<Vec<Datum>> = (1..=900)
         .filter(|h| h % 4 != 0)
         .map(|h| {
@@ -294,11 +296,7 @@ fn columns_without_a_typed_run_decode_cell_by_cell() {
         column_info(1, &i, false),
     ];
     let dag = dag(vec![scan(TID, cols, false)], vec![0, 1, 2], false);
-    let resp = Engine::default()
-        .handle(&request(&dag, vec![table_range(TID, None)]), &mut store.scanner());
-    assert!(resp.other_error.is_empty(), "{}", resp.other_error);
-    let sel = tipb::SelectResponse::decode(resp.data).unwrap();
-    assert!(sel.error.is_none(), "{:?}", sel.error);
+    let sel = answer(&store, &dag);
     let want: Vec<Vec<Datum>> = (1..=500)
         .map(|h| vec![Datum::Int(h), Datum::Float(h as f64 / 4.0), Datum::Int(h)])
         .collect();
