@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use moka::future::Cache;
+use quick_cache::sync::GuardResult;
 
 use crate::block::Block;
 use crate::error::{Error, Result};
@@ -24,7 +25,7 @@ const BLOCK_OVERHEAD: u64 = 64;
 const EXPECTED_BLOCK_SIZE: u64 = 32 << 10;
 
 #[derive(Debug, Clone, Copy)]
-struct BlockWeighter;
+pub(crate) struct BlockWeighter;
 
 impl quick_cache::Weighter<BlockKey, Block> for BlockWeighter {
     fn weight(&self, _: &BlockKey, b: &Block) -> u64 {
@@ -41,6 +42,27 @@ pub struct BlockCache {
     inner: Arc<quick_cache::sync::Cache<BlockKey, Block, BlockWeighter>>,
     counters: Arc<Counters>,
 }
+
+/// A claimed block: see [`BlockCache::claim`].
+pub(crate) enum Claim<'a> {
+    /// Cached.
+    Hit(Block),
+    /// Absent: fill it with [`BlockGuard::insert`]; dropping the guard unfilled lets a
+    /// waiter load it.
+    Load(BlockGuard<'a>),
+    /// Another caller is loading it.
+    Busy,
+}
+
+/// The right to fill one absent block of a [`BlockCache`].
+pub(crate) type BlockGuard<'a> = quick_cache::sync::PlaceholderGuard<
+    'a,
+    BlockKey,
+    Block,
+    BlockWeighter,
+    quick_cache::DefaultHashBuilder,
+    quick_cache::sync::DefaultLifecycle<BlockKey, Block>,
+>;
 
 /// Hits and misses of a cache since it was created.
 #[derive(Debug, Default)]
@@ -103,6 +125,36 @@ impl BlockCache {
         let found = self.inner.get(key);
         self.counters.count(found.is_some());
         found
+    }
+
+    /// The cached block, if any, counted as a hit when found; a miss is left for the load
+    /// that follows to count.
+    #[inline]
+    pub(crate) fn get_hit(&self, key: &BlockKey) -> Option<Block> {
+        let found = self.inner.get(key);
+        if found.is_some() {
+            self.counters.count(true);
+        }
+        found
+    }
+
+    /// Claims `key` without waiting: the cached block (a hit), or a guard this caller fills
+    /// (a miss; waiters for the key wait until it is filled or dropped), or
+    /// [`Claim::Busy`] when another caller is loading it (counted by the
+    /// [`get_or_load`](Self::get_or_load) that waits for it).
+    #[inline]
+    pub(crate) fn claim(&self, key: &BlockKey) -> Claim<'_> {
+        match self.inner.get_value_or_guard(key, Some(std::time::Duration::ZERO)) {
+            GuardResult::Value(b) => {
+                self.counters.count(true);
+                Claim::Hit(b)
+            }
+            GuardResult::Guard(g) => {
+                self.counters.count(false);
+                Claim::Load(g)
+            }
+            GuardResult::Timeout => Claim::Busy,
+        }
     }
 
     /// Hits, misses and what the cache holds now.

@@ -11,7 +11,7 @@ use futures::future::{BoxFuture, Shared};
 use tokio::sync::Semaphore;
 
 use crate::block::Block;
-use crate::cache::{BlockCache, MetaCache};
+use crate::cache::{BlockCache, Claim, MetaCache};
 use crate::error::{CorruptKind, Error, Result};
 use crate::footer::FOOTER_SIZE;
 use crate::ia::{IaCache, IaRequest};
@@ -236,7 +236,10 @@ impl BlockSource for Prefetched {
     }
 }
 
-type SharedRead = Shared<BoxFuture<'static, Result<Arc<Vec<(u32, Block)>>>>>;
+/// Blocks by their offset in the file.
+type OffsetBlocks = Vec<(u32, Block)>;
+
+type SharedRead = Shared<BoxFuture<'static, Result<Arc<OffsetBlocks>>>>;
 
 impl SstReader {
     /// A reader over `store` with the given caches.
@@ -494,8 +497,9 @@ impl SstReader {
     pub async fn prefetch(&self, plan: PrefetchPlan) -> Result<Prefetched> {
         let meta = plan.meta.clone();
         let id = meta.file_id();
+        let num_blocks = plan.num_blocks();
         let sem = Arc::new(Semaphore::new(self.opts.max_concurrent_reads.max(1)));
-        let mut loads: Vec<BoxFuture<'_, Result<(u32, Block)>>> = Vec::new();
+        let mut loads: Vec<BoxFuture<'_, Result<OffsetBlocks>>> = Vec::new();
         for read in plan.reads {
             let reader = self.clone();
             let sem = sem.clone();
@@ -555,44 +559,80 @@ impl SstReader {
             }
             .boxed()
             .shared();
-            for h in read.blocks {
-                let key = meta.block_key(h);
-                let shared = shared.clone();
-                loads.push(
-                    async move {
-                        let b = self
-                            .blocks
-                            .get_or_load(key, async move {
-                                let all = shared.await?;
-                                all.iter()
-                                    .find(|(o, _)| *o == key.offset)
-                                    .map(|(_, b)| b.clone())
-                                    .ok_or(Error::NotPrefetched {
-                                        file_id: id,
-                                        offset: u64::from(key.offset),
-                                    })
-                            })
-                            .await?;
-                        Ok((key.offset, b))
-                    }
-                    .boxed(),
-                );
-            }
-        }
-        for h in plan.cached {
+            // One future a read, not one a block. It claims all its blocks at once, then
+            // fills the ones it claimed from the read, which starts only if it claimed one.
+            // A block another request is loading is awaited after that, once this read's
+            // claims are filled or dropped, so no request waits while holding a claim.
             let meta = meta.clone();
             loads.push(
                 async move {
-                    // Evicted since planning: load it alone.
-                    let b = self.block(&meta, h).await?;
-                    Ok((meta.block_key(h).offset, b))
+                    let mut got = Vec::with_capacity(read.blocks.len());
+                    let mut mine = Vec::new();
+                    let mut busy = Vec::new();
+                    for (i, &h) in read.blocks.iter().enumerate() {
+                        let key = meta.block_key(h);
+                        match self.blocks.claim(&key) {
+                            Claim::Hit(b) => got.push((key.offset, b)),
+                            Claim::Load(guard) => mine.push((i, key, guard)),
+                            Claim::Busy => busy.push((i, key)),
+                        }
+                    }
+                    if !mine.is_empty() {
+                        // On an error the guards drop unfilled: a waiter loads them.
+                        let all = shared.clone().await?;
+                        for (i, key, guard) in mine {
+                            let b = planned_block(&all, i, key)?;
+                            // Refused only when the entry went away meanwhile: still pinned.
+                            let _ = guard.insert(b.clone());
+                            got.push((key.offset, b));
+                        }
+                    }
+                    for (i, key) in busy {
+                        let shared = shared.clone();
+                        let b = self
+                            .blocks
+                            .get_or_load(key, async move { planned_block(&shared.await?, i, key) })
+                            .await?;
+                        got.push((key.offset, b));
+                    }
+                    Ok(got)
                 }
                 .boxed(),
             );
         }
-        let blocks = futures::future::try_join_all(loads).await?;
-        Ok(Prefetched { file_id: id, blocks: blocks.into_iter().collect() })
+        let mut pinned: HashMap<u32, Block> = HashMap::with_capacity(num_blocks);
+        for h in plan.cached {
+            let key = meta.block_key(h);
+            match self.blocks.get_hit(&key) {
+                Some(b) => {
+                    pinned.insert(key.offset, b);
+                }
+                None => {
+                    let meta = meta.clone();
+                    loads.push(
+                        async move {
+                            // Evicted since planning: load it alone.
+                            let b = self.block(&meta, h).await?;
+                            Ok(vec![(key.offset, b)])
+                        }
+                        .boxed(),
+                    );
+                }
+            }
+        }
+        for got in futures::future::try_join_all(loads).await? {
+            pinned.extend(got);
+        }
+        Ok(Prefetched { file_id: id, blocks: pinned })
     }
+}
+
+/// Block `i` of a planned read, as its decode returned it (in plan order).
+fn planned_block(all: &[(u32, Block)], i: usize, key: crate::types::BlockKey) -> Result<Block> {
+    all.get(i)
+        .filter(|(o, _)| *o == key.offset)
+        .map(|(_, b)| b.clone())
+        .ok_or(Error::NotPrefetched { file_id: key.file_id, offset: u64::from(key.offset) })
 }
 
 /// Runs CPU work (decompression, parsing) on the blocking pool, off the I/O threads.
