@@ -68,6 +68,15 @@ pub(crate) trait AggState: std::fmt::Debug {
     /// Appends the result columns (one per output column of the function) of `groups`.
     fn finish(&self, groups: Range<usize>, out: &mut Vec<VecCol>) -> Result<()>;
 
+    /// Appends the result columns as SUM (`avg` false: the sum) or as AVG (the count and the
+    /// sum) would: SUM and AVG of one argument share one state (see
+    /// [`Aggregates::build`]). Only their states are asked; the others give their own
+    /// columns.
+    fn finish_as(&self, groups: Range<usize>, avg: bool, out: &mut Vec<VecCol>) -> Result<()> {
+        let _ = avg;
+        self.finish(groups, out)
+    }
+
     /// Drops the first `k` groups; group `k` becomes group 0.
     fn forget_front(&mut self, k: usize);
 
@@ -134,6 +143,10 @@ pub(crate) struct Aggregates {
     reuse: Vec<Option<(usize, usize)>>,
     /// Per function, whether a later one reuses its value.
     wanted: Vec<bool>,
+    /// Per function, `Some((i, avg))` when it is a SUM or AVG (`avg`) of the same argument,
+    /// with the same result type, as the earlier SUM or AVG `i`: it keeps no state and
+    /// finishes from `i`'s (Q1's `SUM(l_quantity)` and `AVG(l_quantity)`).
+    twin: Vec<Option<(usize, bool)>>,
     /// The child columns the arguments read.
     refs: Vec<usize>,
 }
@@ -152,11 +165,12 @@ impl Aggregates {
         }
         let reuse = reuse::find_reuse(protos, &fns);
         let wanted = reuse::wanted(&reuse);
+        let twin = reuse::find_twins(protos);
         let mut refs = Vec::new();
         fns.iter().for_each(|a| a.arg.column_refs(&mut refs));
         refs.sort_unstable();
         refs.dedup();
-        Ok(Aggregates { fns, reuse, wanted, refs })
+        Ok(Aggregates { fns, reuse, wanted, twin, refs })
     }
 
     /// The child columns the arguments read.
@@ -169,27 +183,35 @@ impl Aggregates {
         self.fns.iter().for_each(|a| out.extend_from_slice(&a.out));
     }
 
+    /// The functions that keep a state (not a twin of an earlier one).
+    fn stateful(&mut self) -> impl Iterator<Item = &mut AggFn> {
+        self.fns.iter_mut().zip(&self.twin).filter(|(_, t)| t.is_none()).map(|(a, _)| a)
+    }
+
     /// Makes room for `groups` groups in every function.
     pub fn grow(&mut self, groups: usize) {
-        self.fns.iter_mut().for_each(|a| a.state.grow(groups));
+        self.stateful().for_each(|a| a.state.grow(groups));
     }
 
     /// Folds the batch's logical rows into the groups `g` (one per row).
     pub fn update(&mut self, batch: &Batch, g: &[u32], ctx: &mut EvalContext) -> Result<()> {
-        reuse::update_all(&mut self.fns, &self.reuse, &self.wanted, batch, g, ctx)
+        reuse::update_all(&mut self.fns, &self.reuse, &self.wanted, &self.twin, batch, g, ctx)
     }
 
     /// Appends every function's result columns for `groups`.
     pub fn finish(&self, groups: Range<usize>, out: &mut Vec<VecCol>) -> Result<()> {
-        for a in &self.fns {
-            a.state.finish(groups.clone(), out)?;
+        for (a, twin) in self.fns.iter().zip(&self.twin) {
+            match twin.and_then(|(i, avg)| Some((self.fns.get(i)?, avg))) {
+                Some((shared, avg)) => shared.state.finish_as(groups.clone(), avg, out)?,
+                None => a.state.finish(groups.clone(), out)?,
+            }
         }
         Ok(())
     }
 
     /// Drops the first `k` groups of every function.
     pub fn forget_front(&mut self, k: usize) {
-        self.fns.iter_mut().for_each(|a| a.state.forget_front(k));
+        self.stateful().for_each(|a| a.state.forget_front(k));
     }
 
     /// An estimate of the bytes one group's states take in their fixed slots: one scalar

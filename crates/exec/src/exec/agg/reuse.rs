@@ -78,6 +78,31 @@ pub(crate) fn find_reuse(protos: &[tipb::Expr], aggs: &[AggFn]) -> Vec<Option<(u
     out
 }
 
+/// For each aggregate, `Some((i, avg))` when it is a SUM or AVG (`avg`) whose argument and
+/// result type equal, as tipb messages, those of the earlier SUM or AVG `i` (the first such):
+/// both are then one state, summed once (see `Aggregates::twin`). Equal arguments and result
+/// types give both the same cast and the same state; they differ only in what they output.
+pub(crate) fn find_twins(protos: &[tipb::Expr]) -> Vec<Option<(usize, bool)>> {
+    use prost::Message;
+    use tipb::ExprType as T;
+    let mut first: HashMap<(Vec<u8>, Vec<u8>), usize, foldhash::fast::RandomState> =
+        HashMap::with_capacity_and_hasher(protos.len(), foldhash::fast::RandomState::default());
+    let mut out = Vec::with_capacity(protos.len());
+    for (j, e) in protos.iter().enumerate() {
+        let avg = e.tp == Some(T::Avg as i32);
+        let twin = match (avg || e.tp == Some(T::Sum as i32), e.children.as_slice()) {
+            (true, [arg]) => {
+                let ft = e.field_type.as_ref().map(Message::encode_to_vec).unwrap_or_default();
+                let i = *first.entry((arg.encode_to_vec(), ft)).or_insert(j);
+                (i != j).then_some((i, avg))
+            }
+            _ => None,
+        };
+        out.push(twin);
+    }
+    out
+}
+
 /// Which aggregates' values a later one reuses (computed once, not per batch).
 pub(crate) fn wanted(reuse: &[Option<(usize, usize)>]) -> Vec<bool> {
     let mut w = vec![false; reuse.len()];
@@ -90,11 +115,12 @@ pub(crate) fn wanted(reuse: &[Option<(usize, usize)>]) -> Vec<bool> {
 }
 
 /// Evaluates every aggregate's argument over `batch` (reusing shared values) and folds it
-/// into the groups `g`.
+/// into the groups `g`; a twin (see [`find_twins`]) is skipped.
 pub(crate) fn update_all(
     fns: &mut [AggFn],
     reuse: &[Option<(usize, usize)>],
     wanted: &[bool],
+    twin: &[Option<(usize, bool)>],
     batch: &Batch,
     g: &[u32],
     ctx: &mut EvalContext,
@@ -102,6 +128,12 @@ pub(crate) fn update_all(
     let n = batch.len();
     let mut kept: Vec<Option<Value<'_>>> = Vec::new();
     for (j, a) in fns.iter_mut().enumerate() {
+        // A twin's argument is its earlier twin's, already folded (never a reused value:
+        // `find_reuse` keeps the first of equal arguments).
+        if twin.get(j).copied().flatten().is_some() {
+            kept.push(None);
+            continue;
+        }
         let reused = match (reuse.get(j).copied().flatten(), &a.arg.kind) {
             (Some((k, i)), NodeKind::Func(f)) => match kept.get(i) {
                 Some(Some(Value::Owned(shared))) => {
@@ -199,5 +231,93 @@ mod tests {
         assert!(aggs.reuse.iter().skip(1).all(|r| *r == Some((0, 0))));
         assert_eq!(aggs.wanted.iter().filter(|w| **w).count(), 1);
         assert_eq!(aggs.refs, [0]);
+    }
+
+    #[test]
+    fn sum_and_avg_of_one_argument_share_one_state_and_answer_as_alone() {
+        use crate::column::{DecT, Elem, RealT, VecCol};
+        use crate::ctx::EvalContext;
+        use crate::exec::agg::{Aggregates, batch_of};
+        use crate::types::{EvalType, FieldType};
+        use rcop_datum::Decimal;
+        use tipb::ExprType as T;
+        let ft = |tp: i32, flen: i32, decimal: i32| tipb::FieldType {
+            tp: Some(tp),
+            flen: Some(flen),
+            decimal: Some(decimal),
+            ..Default::default()
+        };
+        let (dec, dbl) = (ft(246, 15, 2), ft(5, 22, -1));
+        let col = |off: i64, ft: &tipb::FieldType| {
+            let mut v = Vec::new();
+            rcop_datum::codec::encode_i64(&mut v, off);
+            tipb::Expr {
+                tp: Some(T::ColumnRef as i32),
+                val: Some(v.into()),
+                field_type: Some(ft.clone()),
+                ..Default::default()
+            }
+        };
+        let agg = |tp: T, arg: tipb::Expr, ft: &tipb::FieldType| tipb::Expr {
+            tp: Some(tp as i32),
+            children: vec![arg],
+            field_type: Some(ft.clone()),
+            ..Default::default()
+        };
+        let (d, r) = (col(0, &dec), col(1, &dbl));
+        let (sum_ft, avg_ft) = (ft(246, 65, 2), ft(246, 65, 6));
+        let protos = [
+            agg(T::Sum, d.clone(), &sum_ft),
+            agg(T::Avg, d.clone(), &sum_ft),
+            agg(T::Count, d.clone(), &ft(8, 21, 0)),
+            agg(T::Avg, d.clone(), &avg_ft),
+            agg(T::Sum, d.clone(), &avg_ft),
+            agg(T::Avg, r.clone(), &dbl),
+            agg(T::Sum, r.clone(), &dbl),
+            agg(T::Sum, d.clone(), &sum_ft),
+            agg(T::Max, d, &dec),
+        ];
+        let schema = [FieldType::from_proto(Some(&dec)), FieldType::from_proto(Some(&dbl))];
+        let aggs = Aggregates::build(&protos, &schema, &Default::default(), 100).unwrap();
+        let twins = [
+            None,
+            Some((0, true)),
+            None,
+            None,
+            Some((3, false)),
+            None,
+            Some((5, false)),
+            Some((0, false)),
+            None,
+        ];
+        assert_eq!(aggs.twin, twins);
+
+        // 11 rows in 3 groups, NULLs in both columns, a group whose decimals are all NULL.
+        let g: Vec<u32> = vec![0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1];
+        let mut dcol = VecCol::new(EvalType::Decimal, g.len());
+        let mut rcol = VecCol::new(EvalType::Real, g.len());
+        for (i, &gi) in g.iter().enumerate() {
+            let x: Decimal = format!("{}.{:02}", i * 7, i * 13 % 100).parse().unwrap();
+            DecT::push(&mut dcol, (gi != 2 && i != 4).then_some(&x));
+            RealT::push(&mut rcol, (i % 3 != 1).then_some(i as f64 * 0.1));
+        }
+        let batch = batch_of(vec![dcol, rcol], g.len());
+        let run = |protos: &[tipb::Expr], forget: usize| {
+            let mut aggs = Aggregates::build(protos, &schema, &Default::default(), 100).unwrap();
+            aggs.grow(3);
+            let mut ctx = EvalContext::default();
+            aggs.update(&batch, &g, &mut ctx).unwrap();
+            aggs.forget_front(forget);
+            let mut out = Vec::new();
+            aggs.finish(0..3 - forget, &mut out).unwrap();
+            out
+        };
+        for forget in [0, 1] {
+            let alone: Vec<VecCol> =
+                protos.iter().flat_map(|p| run(std::slice::from_ref(p), forget)).collect();
+            let shared = run(&protos, forget);
+            assert_eq!(shared.len(), 12);
+            assert_eq!(shared, alone);
+        }
     }
 }

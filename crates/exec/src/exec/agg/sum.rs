@@ -322,7 +322,11 @@ impl AggState for SumDec {
     }
 
     fn finish(&self, groups: Range<usize>, out: &mut Vec<VecCol>) -> Result<()> {
-        if self.avg {
+        self.finish_as(groups, self.avg, out)
+    }
+
+    fn finish_as(&self, groups: Range<usize>, avg: bool, out: &mut Vec<VecCol>) -> Result<()> {
+        if avg {
             out.push(count_col(&self.cnt, groups.clone()));
         }
         let mut col = VecCol::new(EvalType::Decimal, groups.len());
@@ -370,7 +374,11 @@ impl AggState for SumReal {
     }
 
     fn finish(&self, groups: Range<usize>, out: &mut Vec<VecCol>) -> Result<()> {
-        if self.avg {
+        self.finish_as(groups, self.avg, out)
+    }
+
+    fn finish_as(&self, groups: Range<usize>, avg: bool, out: &mut Vec<VecCol>) -> Result<()> {
+        if avg {
             out.push(count_col(&self.cnt, groups.clone()));
         }
         let mut col = VecCol::new(EvalType::Real, groups.len());
