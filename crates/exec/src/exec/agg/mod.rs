@@ -165,7 +165,7 @@ impl Aggregates {
         }
         let reuse = reuse::find_reuse(protos, &fns);
         let wanted = reuse::wanted(&reuse);
-        let twin = reuse::find_twins(protos);
+        let twin = reuse::find_twins(protos, &fns);
         let mut refs = Vec::new();
         fns.iter().for_each(|a| a.arg.column_refs(&mut refs));
         refs.sort_unstable();

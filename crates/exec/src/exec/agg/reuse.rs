@@ -82,7 +82,12 @@ pub(crate) fn find_reuse(protos: &[tipb::Expr], aggs: &[AggFn]) -> Vec<Option<(u
 /// result type equal, as tipb messages, those of the earlier SUM or AVG `i` (the first such):
 /// both are then one state, summed once (see `Aggregates::twin`). Equal arguments and result
 /// types give both the same cast and the same state; they differ only in what they output.
-pub(crate) fn find_twins(protos: &[tipb::Expr]) -> Vec<Option<(usize, bool)>> {
+///
+/// Only an argument that gives the same values and raises nothing when evaluated again is
+/// shared, since TiKV evaluates each aggregate's argument on its own and counts the warnings
+/// of each: a [`shareable`] one (columns, constants and `+ - *`, which fail rather than
+/// warn, never `RAND()`), summed without a cast (a cast to DOUBLE can warn per row).
+pub(crate) fn find_twins(protos: &[tipb::Expr], aggs: &[AggFn]) -> Vec<Option<(usize, bool)>> {
     use prost::Message;
     use tipb::ExprType as T;
     let mut first: HashMap<(Vec<u8>, Vec<u8>), usize, foldhash::fast::RandomState> =
@@ -90,8 +95,10 @@ pub(crate) fn find_twins(protos: &[tipb::Expr]) -> Vec<Option<(usize, bool)>> {
     let mut out = Vec::with_capacity(protos.len());
     for (j, e) in protos.iter().enumerate() {
         let avg = e.tp == Some(T::Avg as i32);
-        let twin = match (avg || e.tp == Some(T::Sum as i32), e.children.as_slice()) {
-            (true, [arg]) => {
+        let sum_or_avg = avg || e.tp == Some(T::Sum as i32);
+        let uncast = aggs.get(j).is_some_and(|a| a.cast.is_none());
+        let twin = match e.children.as_slice() {
+            [arg] if sum_or_avg && uncast && shareable(arg) => {
                 let ft = e.field_type.as_ref().map(Message::encode_to_vec).unwrap_or_default();
                 let i = *first.entry((arg.encode_to_vec(), ft)).or_insert(j);
                 (i != j).then_some((i, avg))
@@ -235,8 +242,8 @@ mod tests {
 
     #[test]
     fn sum_and_avg_of_one_argument_share_one_state_and_answer_as_alone() {
-        use crate::column::{DecT, Elem, RealT, VecCol};
-        use crate::ctx::EvalContext;
+        use crate::column::{BytesT, DecT, Elem, RealT, VecCol};
+        use crate::ctx::{EvalConfig, EvalContext, FLAG_TRUNCATE_AS_WARNING};
         use crate::exec::agg::{Aggregates, batch_of};
         use crate::types::{EvalType, FieldType};
         use rcop_datum::Decimal;
@@ -247,7 +254,7 @@ mod tests {
             decimal: Some(decimal),
             ..Default::default()
         };
-        let (dec, dbl) = (ft(246, 15, 2), ft(5, 22, -1));
+        let (dec, dbl, txt) = (ft(246, 15, 2), ft(5, 22, -1), ft(15, 20, 0));
         let col = |off: i64, ft: &tipb::FieldType| {
             let mut v = Vec::new();
             rcop_datum::codec::encode_i64(&mut v, off);
@@ -264,8 +271,11 @@ mod tests {
             field_type: Some(ft.clone()),
             ..Default::default()
         };
-        let (d, r) = (col(0, &dec), col(1, &dbl));
+        let (d, r, t) = (col(0, &dec), col(1, &dbl), col(2, &txt));
         let (sum_ft, avg_ft) = (ft(246, 65, 2), ft(246, 65, 6));
+        // d / d: a division may warn (by zero), so it is evaluated once per aggregate.
+        let mut quot = func(212, vec![d.clone(), d.clone()]); // DivideDecimal
+        quot.field_type = Some(avg_ft.clone());
         let protos = [
             agg(T::Sum, d.clone(), &sum_ft),
             agg(T::Avg, d.clone(), &sum_ft),
@@ -276,8 +286,17 @@ mod tests {
             agg(T::Sum, r.clone(), &dbl),
             agg(T::Sum, d.clone(), &sum_ft),
             agg(T::Max, d, &dec),
+            // Cast to DOUBLE (a truncation warning a bad row), never shared.
+            agg(T::Sum, t.clone(), &dbl),
+            agg(T::Avg, t, &dbl),
+            agg(T::Sum, quot.clone(), &avg_ft),
+            agg(T::Avg, quot, &avg_ft),
         ];
-        let schema = [FieldType::from_proto(Some(&dec)), FieldType::from_proto(Some(&dbl))];
+        let schema = [
+            FieldType::from_proto(Some(&dec)),
+            FieldType::from_proto(Some(&dbl)),
+            FieldType::from_proto(Some(&txt)),
+        ];
         let aggs = Aggregates::build(&protos, &schema, &Default::default(), 100).unwrap();
         let twins = [
             None,
@@ -289,6 +308,10 @@ mod tests {
             Some((5, false)),
             Some((0, false)),
             None,
+            None,
+            None,
+            None,
+            None,
         ];
         assert_eq!(aggs.twin, twins);
 
@@ -296,28 +319,41 @@ mod tests {
         let g: Vec<u32> = vec![0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1];
         let mut dcol = VecCol::new(EvalType::Decimal, g.len());
         let mut rcol = VecCol::new(EvalType::Real, g.len());
+        let mut tcol = VecCol::new(EvalType::Bytes, g.len());
         for (i, &gi) in g.iter().enumerate() {
-            let x: Decimal = format!("{}.{:02}", i * 7, i * 13 % 100).parse().unwrap();
+            // Row 0's decimal is zero: its quotient divides by zero.
+            let x: Decimal = format!("{}.{:02}", i * 7 % 20, i * 13 % 100).parse().unwrap();
             DecT::push(&mut dcol, (gi != 2 && i != 4).then_some(&x));
             RealT::push(&mut rcol, (i % 3 != 1).then_some(i as f64 * 0.1));
+            let s = if i % 4 == 0 { format!("{i}.5x") } else { format!("{i}.25") };
+            BytesT::push(&mut tcol, (i != 5).then_some(s.as_bytes()));
         }
-        let batch = batch_of(vec![dcol, rcol], g.len());
+        let batch = batch_of(vec![dcol, rcol, tcol], g.len());
+        let cfg = EvalConfig { flags: FLAG_TRUNCATE_AS_WARNING, ..Default::default() };
         let run = |protos: &[tipb::Expr], forget: usize| {
-            let mut aggs = Aggregates::build(protos, &schema, &Default::default(), 100).unwrap();
+            let mut aggs = Aggregates::build(protos, &schema, &cfg, 100).unwrap();
             aggs.grow(3);
-            let mut ctx = EvalContext::default();
+            let mut ctx = EvalContext::new(cfg.clone());
             aggs.update(&batch, &g, &mut ctx).unwrap();
             aggs.forget_front(forget);
             let mut out = Vec::new();
             aggs.finish(0..3 - forget, &mut out).unwrap();
-            out
+            (out, ctx.take_warnings().1)
         };
         for forget in [0, 1] {
-            let alone: Vec<VecCol> =
-                protos.iter().flat_map(|p| run(std::slice::from_ref(p), forget)).collect();
+            let (mut alone, mut warnings) = (Vec::new(), 0);
+            for p in &protos {
+                let (cols, w) = run(std::slice::from_ref(p), forget);
+                alone.extend(cols);
+                warnings += w;
+            }
             let shared = run(&protos, forget);
-            assert_eq!(shared.len(), 12);
-            assert_eq!(shared, alone);
+            assert_eq!(shared.0.len(), 18);
+            assert_eq!(shared.0, alone);
+            // Every aggregate raises its own: the two over the strings a truncation each for
+            // rows 0, 4 and 8, the two over the quotient a division by zero each for row 0.
+            assert_eq!(warnings, 8);
+            assert_eq!(shared.1, warnings);
         }
     }
 }
