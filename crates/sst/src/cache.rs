@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use moka::future::Cache;
+#[cfg(feature = "object-store")]
 use quick_cache::sync::GuardResult;
 
 use crate::block::Block;
@@ -43,6 +44,7 @@ pub struct BlockCache {
     counters: Arc<Counters>,
 }
 
+#[cfg(feature = "object-store")]
 /// A claimed block: see [`BlockCache::claim`].
 pub(crate) enum Claim<'a> {
     /// Cached.
@@ -54,6 +56,7 @@ pub(crate) enum Claim<'a> {
     Busy,
 }
 
+#[cfg(feature = "object-store")]
 /// The right to fill one absent block of a [`BlockCache`].
 pub(crate) type BlockGuard<'a> = quick_cache::sync::PlaceholderGuard<
     'a,
@@ -127,6 +130,7 @@ impl BlockCache {
         found
     }
 
+    #[cfg(feature = "object-store")]
     /// The cached block, if any, counted as a hit when found; a miss is left for the load
     /// that follows to count.
     #[inline]
@@ -138,6 +142,7 @@ impl BlockCache {
         found
     }
 
+    #[cfg(feature = "object-store")]
     /// Claims `key` without waiting: the cached block (a hit), or a guard this caller fills
     /// (a miss; waiters for the key wait until it is filled or dropped), or
     /// [`Claim::Busy`] when another caller is loading it (counted by the
