@@ -4,7 +4,7 @@
 use crate::column::VecCol;
 use crate::ctx::EvalContext;
 use crate::error::{Error, Result};
-use crate::exec::RawRows;
+use crate::exec::{ConstCmp, RawRows};
 
 /// One column of a batch.
 #[derive(Debug, Clone)]
@@ -61,6 +61,20 @@ impl Batch {
             }
         }
         Ok(())
+    }
+
+    /// Keeps the logical rows whose value of the still raw column `col` satisfies every
+    /// comparison of `cmps`, reading the values straight from the scan's rows
+    /// ([`RawRows::retain_cmp`]); `false`, with nothing changed, when the column is decoded
+    /// already or the values cannot be compared that way.
+    pub(crate) fn retain_raw(&mut self, col: usize, cmps: &[ConstCmp]) -> bool {
+        if !matches!(self.cols.get(col), Some(LazyCol::Raw)) {
+            return false;
+        }
+        match &self.raw {
+            Some(raw) => raw.retain_cmp(col, cmps, &mut self.logical),
+            None => false,
+        }
     }
 
     /// Replaces the columns `offsets` by their logical rows, so the logical rows become the

@@ -22,6 +22,7 @@ pub use index_scan::IndexScanExecutor;
 pub use limit::LimitExecutor;
 pub use partition_top_n::PartitionTopNExecutor;
 pub use projection::ProjectionExecutor;
+pub(crate) use raw::ConstCmp;
 pub use raw::RawRows;
 pub use selection::SelectionExecutor;
 pub use table_scan::{ScanCounters, TableScanExecutor};

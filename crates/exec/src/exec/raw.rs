@@ -1,10 +1,11 @@
 //! The undecoded rows behind a batch's raw columns, whichever scan read them.
 
-use crate::column::VecCol;
+use crate::column::{Scalar, VecCol};
 use crate::ctx::EvalContext;
 use crate::error::{Error, Result};
 use crate::exec::index_scan::IndexRows;
 use crate::exec::table_scan::TableRows;
+use crate::expr::compare::CmpOp;
 
 /// Undecoded scan rows behind a batch's [`LazyCol::Raw`](crate::LazyCol::Raw) columns: the
 /// pairs a scan read, decoded column by column when something reads them.
@@ -64,6 +65,20 @@ impl RawRows {
         self.decode_into(js, logical, Slots::Logical, ctx)
     }
 
+    /// Keeps the logical rows whose value of column `j` satisfies every comparison of
+    /// `cmps`, reading each value straight from its row: no column is decoded and `j` stays
+    /// raw. Keeps exactly the rows that decoding the column and comparing its values keeps.
+    /// `false`, with `logical` untouched, when it cannot (the rows come from an index scan,
+    /// the column's type or a constant has no typed comparison here, a value is missing,
+    /// does not decode or takes the general decoder, or the logical rows do not ascend): the
+    /// caller then decodes the column, which also reports a corrupt row.
+    pub(crate) fn retain_cmp(&self, j: usize, cmps: &[ConstCmp], logical: &mut Vec<u32>) -> bool {
+        match &self.0 {
+            Inner::Table(t) => t.retain_cmp(j, cmps, logical),
+            Inner::Index(_) => false,
+        }
+    }
+
     fn decode_into(
         &self,
         js: &[usize],
@@ -76,6 +91,16 @@ impl RawRows {
             Inner::Index(i) => i.decode_columns(js, logical, slots),
         }
     }
+}
+
+/// `column op konst`: one comparison of a column with a constant, for
+/// [`RawRows::retain_cmp`] (`<=>` is not one: its NULL rule differs).
+#[derive(Debug, Clone)]
+pub(crate) struct ConstCmp {
+    pub op: CmpOp,
+    pub konst: Scalar,
+    /// Whether the column and the constant are unsigned (integers).
+    pub unsigned: (bool, bool),
 }
 
 /// The rows a decoded column holds.

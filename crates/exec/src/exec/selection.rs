@@ -8,7 +8,7 @@ use crate::batch::{Batch, LazyCol};
 use crate::column::{Bitmap, ColData, Scalar};
 use crate::ctx::EvalContext;
 use crate::error::Result;
-use crate::exec::{BatchResult, ExecEnv, ExecStats, Executor, ScanCounters};
+use crate::exec::{BatchResult, ConstCmp, ExecEnv, ExecStats, Executor, ScanCounters};
 use crate::expr::build::NodeKind;
 use crate::expr::compare::{CmpOp, cmp_int, comparison};
 use crate::expr::eval::Value;
@@ -24,6 +24,10 @@ pub struct SelectionExecutor {
     conditions: Vec<Node>,
     /// Per condition, its direct form when it compares a column with a constant.
     direct: Vec<Option<Direct>>,
+    /// Per condition that starts a run of direct conditions over one column (the
+    /// conditions after it on other columns, or not direct, end it): the column and the
+    /// run's comparisons, to apply from the scan's rows while the column is raw.
+    runs: Vec<Option<(usize, Vec<ConstCmp>)>>,
     refs: Vec<Vec<usize>>,
     /// Every column the conditions read, plus those the parent reads.
     prefetch: Vec<usize>,
@@ -45,11 +49,24 @@ impl SelectionExecutor {
                 v
             })
             .collect();
-        let direct = conditions.iter().map(Direct::of).collect();
+        let direct: Vec<Option<Direct>> = conditions.iter().map(Direct::of).collect();
+        let runs = (0..direct.len())
+            .map(|i| {
+                let col = direct.get(i)?.as_ref()?.col;
+                let cmps: Vec<ConstCmp> = direct
+                    .get(i..)?
+                    .iter()
+                    .map_while(|d| d.as_ref().filter(|d| d.col == col))
+                    .map(|d| ConstCmp { op: d.op, konst: d.konst.clone(), unsigned: d.unsigned })
+                    .collect();
+                Some((col, cmps))
+            })
+            .collect();
         SelectionExecutor {
             child,
             conditions,
             direct,
+            runs,
             refs,
             prefetch: Vec::new(),
             last_in: 0,
@@ -264,10 +281,22 @@ impl Executor for SelectionExecutor {
             r.batch.ensure(&self.prefetch, env.ctx)?;
         }
         self.last_in = r.batch.len();
-        for ((cond, refs), direct) in self.conditions.iter().zip(&self.refs).zip(&self.direct) {
+        let mut i = 0;
+        while let (Some(cond), Some(refs), Some(direct)) =
+            (self.conditions.get(i), self.refs.get(i), self.direct.get(i))
+        {
             if r.batch.is_empty() {
                 break;
             }
+            // This and the next conditions comparing the same still raw column with
+            // constants: applied from the rows, without decoding the column.
+            if let Some(Some((col, cmps))) = self.runs.get(i)
+                && r.batch.retain_raw(*col, cmps)
+            {
+                i += cmps.len();
+                continue;
+            }
+            i += 1;
             r.batch.ensure(refs, env.ctx)?;
             if direct.as_ref().is_some_and(|d| d.apply(&mut r.batch)) {
                 continue;

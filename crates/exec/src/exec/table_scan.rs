@@ -19,8 +19,9 @@ use crate::column::{
 };
 use crate::ctx::{EvalConfig, EvalContext};
 use crate::error::{Error, Result};
-use crate::exec::raw::Slots;
+use crate::exec::raw::{ConstCmp, Slots};
 use crate::exec::{BatchResult, ExecEnv, ExecStats, Executor, RawRows};
+use crate::expr::compare::{CmpOp, cmp_int};
 use crate::scan::{KeyRange, KvBatch, ScanSource, ScanStatus};
 use crate::types::{EvalType, FieldType};
 
@@ -302,6 +303,157 @@ impl TableRows {
         Ok(true)
     }
 
+    /// [`RawRows::retain_cmp`] over a table scan's rows: the typed constants of `cmps` in the
+    /// domain column `j` decodes to (signed integers, fixed-point decimals at the column's
+    /// scale, dates and datetimes), then [`retain_typed`](Self::retain_typed).
+    pub(crate) fn retain_cmp(&self, j: usize, cmps: &[ConstCmp], logical: &mut Vec<u32>) -> bool {
+        let Some(col) = self.cols.cols.get(j) else { return false };
+        if col.source != Source::Row || cmps.is_empty() {
+            return false;
+        }
+        // What `new_column` makes of the column and `push_v2_fast` appends to it, and each
+        // constant as `Selection`'s direct comparison converts it for that column.
+        match (new_column(col, 0).data, col.kind) {
+            (ColData::Int(_), ValueKind::Int) => {
+                let Some(ks) = typed(cmps, |c| match &c.konst {
+                    Scalar::Int(k) if !c.unsigned.0 => Some((*k, c.unsigned.1)),
+                    _ => None,
+                }) else {
+                    return false;
+                };
+                self.retain_typed(
+                    j,
+                    col,
+                    logical,
+                    |_, b| v2::decode_v2_i64(b).ok(),
+                    |x| ks.iter().all(|&(op, (k, ku))| holds(op, cmp_int(*x, false, k, ku))),
+                )
+            }
+            (ColData::Fixed(f), ValueKind::Decimal) => {
+                let scale = f.scale;
+                let Some(ks) = typed(cmps, |c| match &c.konst {
+                    Scalar::Decimal(d) => {
+                        let (m, s) = crate::fixed::to_fixed(d)?;
+                        let up = crate::fixed::pow10(u32::from(scale.checked_sub(s)?))?;
+                        m.checked_mul(up)
+                    }
+                    _ => None,
+                }) else {
+                    return false;
+                };
+                self.retain_typed(
+                    j,
+                    col,
+                    logical,
+                    |dec, b| fixed_value(dec, b, scale),
+                    |x| ks.iter().all(|&(op, k)| holds(op, x.cmp(&k))),
+                )
+            }
+            (ColData::DateTime(_), ValueKind::Time)
+                if col.ft.time_type() != TimeType::Timestamp =>
+            {
+                let Some(ks) = typed(cmps, |c| match &c.konst {
+                    Scalar::DateTime(k) => Some(*k),
+                    _ => None,
+                }) else {
+                    return false;
+                };
+                let (tt, fsp) = (col.ft.time_type(), col.ft.fsp());
+                self.retain_typed(
+                    j,
+                    col,
+                    logical,
+                    |_, b| time_value(tt, fsp, b),
+                    |x| ks.iter().all(|&(op, k)| holds(op, x.cmp(&k))),
+                )
+            }
+            _ => false,
+        }
+    }
+
+    /// Keeps the logical rows whose value of column `j` (`col`), decoded by `value` (the
+    /// typed path of [`push_v2_fast`], with the column's decimal decoder), `keep` accepts;
+    /// a NULL is never kept. Rows laid out as the learned shape are read from it; another
+    /// row is walked, which learns its layout. `false`, with `logical` untouched, for
+    /// anything else: a value `value` declines, a missing value, a row that is not v2 or
+    /// does not decode, logical rows that do not ascend (the general decoder then reads
+    /// every physical row). Out of line: inlined into the selection's loop, the three typed
+    /// copies made Q6 cost 526 instructions a row under callgrind, against 461.
+    #[inline(never)]
+    fn retain_typed<T>(
+        &self,
+        j: usize,
+        col: &ScanCol,
+        logical: &mut Vec<u32>,
+        mut value: impl FnMut(&mut Option<BinI128Decoder>, &[u8]) -> Option<T>,
+        keep: impl Fn(&T) -> bool,
+    ) -> bool {
+        let mut decoder = self.cols.take_decoder(&[j], &[col]);
+        let ColumnsDecoder { proj, shape, decs, .. } = &mut decoder;
+        let mut dec = decs.first().copied().flatten();
+        let mut kept = Vec::with_capacity(logical.len());
+        let mut cell = [Lookup::Missing];
+        // Where the learned shape holds the value (relearned with the shape).
+        let mut slot = shape.value_slot(0);
+        let mut prev: Option<u32> = None;
+        let mut ok = true;
+        for (n, &r) in logical.iter().enumerate() {
+            if prev.is_some_and(|p| r <= p) {
+                ok = false;
+                break;
+            }
+            prev = Some(r);
+            if let Some(&ahead) = logical.get(n + PREFETCH_AHEAD) {
+                self.kv.prefetch_value(ahead as usize);
+            }
+            let Some(v) = self.kv.value(r as usize) else {
+                ok = false;
+                break;
+            };
+            // The row's cell as the learned shape places it, else by walking the row.
+            let viewed = shape.view(v).map(|row| match slot {
+                Some(p) => row.value(p).map(Lookup::Value),
+                None => row.get(0),
+            });
+            let found = match viewed {
+                Some(cell) => cell,
+                None if v.first() == Some(&v2::CODEC_VER)
+                    && proj.decode_into_cached(v, &mut cell, shape).is_ok() =>
+                {
+                    slot = shape.value_slot(0);
+                    cell.first().copied()
+                }
+                None => None,
+            };
+            match found {
+                Some(Lookup::Value(b)) => match value(&mut dec, b) {
+                    Some(x) => {
+                        if keep(&x) {
+                            kept.push(r);
+                        }
+                    }
+                    None => {
+                        ok = false;
+                        break;
+                    }
+                },
+                Some(Lookup::Null) => {}
+                Some(Lookup::Missing) | None => {
+                    ok = false;
+                    break;
+                }
+            }
+        }
+        if let Some(d) = decs.first_mut() {
+            *d = dec;
+        }
+        self.cols.keep_decoder(decoder);
+        if ok {
+            *logical = kept;
+        }
+        ok
+    }
+
     /// The error of row `r`, which a shape viewed but whose value offsets are out of order:
     /// what walking it reports.
     #[cold]
@@ -540,6 +692,25 @@ fn run(
         n += 1;
     }
     n
+}
+
+/// The typed constants of `cmps` (`konst` converts each; `None` when one has no typed form),
+/// each with its operator.
+fn typed<K>(cmps: &[ConstCmp], konst: impl Fn(&ConstCmp) -> Option<K>) -> Option<Vec<(CmpOp, K)>> {
+    cmps.iter().map(|c| Some((c.op, konst(c)?))).collect()
+}
+
+/// Whether `op` holds for two non-NULL values ordered `o` (`<=>` is `=` there).
+#[inline(always)]
+fn holds(op: CmpOp, o: std::cmp::Ordering) -> bool {
+    match op {
+        CmpOp::Lt => o.is_lt(),
+        CmpOp::Le => o.is_le(),
+        CmpOp::Gt => o.is_gt(),
+        CmpOp::Ge => o.is_ge(),
+        CmpOp::Eq | CmpOp::NullEq => o.is_eq(),
+        CmpOp::Ne => o.is_ne(),
+    }
 }
 
 /// The fixed-point value of the binary decimal `b` with `dec`, the decoder of the previous
