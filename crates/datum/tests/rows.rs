@@ -397,6 +397,15 @@ fn check_cached(
 ) -> Result<(), TestCaseError> {
     let mut alone = vec![v2::Lookup::Missing; p.len()];
     let a = p.decode_into(row, &mut alone);
+    // One value a row (`value_of`) is the view's value, cut, corrupt or another layout.
+    for pos in 0..p.len() {
+        if let Some(slot) = shape.value_slot(pos) {
+            for s in [slot, slot + 1, slot + 1000] {
+                let viewed = shape.view(row).and_then(|v| v.value(s));
+                prop_assert_eq!(shape.value_of(row, s), viewed, "slot {}", s);
+            }
+        }
+    }
     if let Some(view) = shape.view(row) {
         for (pos, want) in alone.iter().enumerate() {
             match view.get(pos) {

@@ -397,24 +397,21 @@ impl TableRows {
         let mut slot = shape.value_slot(0);
         let mut prev: Option<u32> = None;
         let mut ok = true;
-        for (n, &r) in logical.iter().enumerate() {
+        for &r in logical.iter() {
             if prev.is_some_and(|p| r <= p) {
                 ok = false;
                 break;
             }
             prev = Some(r);
-            if let Some(&ahead) = logical.get(n + PREFETCH_AHEAD) {
-                self.kv.prefetch_value(ahead as usize);
-            }
             let Some(v) = self.kv.value(r as usize) else {
                 ok = false;
                 break;
             };
             // The row's cell as the learned shape places it, else by walking the row.
-            let viewed = shape.view(v).map(|row| match slot {
-                Some(p) => row.value(p).map(Lookup::Value),
-                None => row.get(0),
-            });
+            let viewed = match slot {
+                Some(p) => shape.value_of(v, p).map(|b| Some(Lookup::Value(b))),
+                None => shape.view(v).map(|row| row.get(0)),
+            };
             let found = match viewed {
                 Some(cell) => cell,
                 None if v.first() == Some(&v2::CODEC_VER)

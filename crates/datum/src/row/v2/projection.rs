@@ -379,6 +379,40 @@ impl RowShape {
         Some(ShapedRow { values, ..shaped })
     }
 
+    /// The value at `slot` (a [`value_slot`](Self::value_slot) of this shape) of `row` when
+    /// `row` is laid out as the learned row: exactly `self.view(row)?.value(slot)`, in one
+    /// step for a caller that reads one value a row. `None` when the row is laid out
+    /// otherwise, is cut, or the value's offsets are out of order.
+    #[inline]
+    pub fn value_of<'r>(&self, row: &'r [u8], slot: usize) -> Option<&'r [u8]> {
+        if self.big { self.value_in::<Big>(row, slot) } else { self.value_in::<Small>(row, slot) }
+    }
+
+    #[inline(always)]
+    fn value_in<'r, L: Layout>(&self, row: &'r [u8], slot: usize) -> Option<&'r [u8]> {
+        let (n, nn) = (self.prefix.len(), self.non_null);
+        if n == 0 || slot >= nn {
+            return None;
+        }
+        // The header and id lists, then the offsets: the values start right after.
+        let (head, rest) = row.split_at_checked(n)?;
+        let (offsets, rest) = rest.split_at_checked(nn * L::OFF)?;
+        if !same_bytes(head, &self.prefix) {
+            return None;
+        }
+        let (values, trailer) = rest.split_at_checked(L::off(offsets, nn - 1))?;
+        if self.checksum {
+            let need = match trailer.first() {
+                Some(&t) if t & CHECKSUM_EXTRA != 0 => 9,
+                _ => 5,
+            };
+            if trailer.len() < need {
+                return None;
+            }
+        }
+        value_at::<L>(offsets, values, slot)
+    }
+
     /// Where the value of the `pos`-th id given to [`Projection::new`] sits among the
     /// learned row's values, for [`ShapedRow::value`]; `None` when the learned row has no
     /// value for it (missing or NULL: [`ShapedRow::get`] says which) or `pos` is out of
