@@ -724,6 +724,28 @@ proptest! {
         prop_assert_eq!(ta.cmp(&tb), a.cmp(&b));
     }
 
+    /// A packed `DATE` that `date_order` takes decodes, and compares with any time as its
+    /// packed form does; it takes every date without a time part up to year 9999.
+    #[test]
+    fn date_order_is_the_decoded_order(
+        ym in 0u64..(10_001 * 13), day in 0u64..32, low in prop_oneof![Just(0u64), 1u64..(1 << 41)],
+        tp in any_type(), fsp in 0u8..=8, t in any_fields(), tt in any_type(), tfsp in 0u8..=6,
+    ) {
+        let packed = (((ym << 5) | day) << 41) | low;
+        let other = build(t, tt, tfsp);
+        match Time::date_order(packed, tp, fsp) {
+            Some(k) => {
+                prop_assert_eq!(k, packed);
+                let d = Time::from_packed_u64(packed, tp, fsp).unwrap();
+                prop_assert_eq!(d.cmp(&other), k.cmp(&other.to_packed_u64()));
+            }
+            None => prop_assert!(
+                tp != TimeType::Date || low != 0 || fsp > 6 || ym / 13 > 9999,
+                "{packed:#x} declined"
+            ),
+        }
+    }
+
     #[test]
     fn format_parse_round_trip(f in calendar_fields(), tp in any_type(), fsp in 0u8..=6) {
         let t = build(f, tp, fsp).round_frac(fsp).unwrap();

@@ -366,6 +366,19 @@ impl Time {
         (((ymd << 17) | hms) << 24) | u64::from(self.micro())
     }
 
+    /// Where the time a packed `DATE` decodes to sorts, without decoding it: `packed` itself
+    /// when [`Time::from_packed_u64`] takes it checking the year only (no time part, a year
+    /// up to 9999), `None` otherwise. Then, for every time `t`,
+    /// `Time::from_packed_u64(packed, tp, fsp)?.cmp(&t)` is `packed.cmp(&t.to_packed_u64())`:
+    /// a comparison with a constant needs no decoding.
+    #[inline]
+    pub fn date_order(packed: u64, tp: TimeType, fsp: u8) -> Option<u64> {
+        // `packed >> 46` is `year * 13 + month`.
+        let year_ok = packed >> 46 < (u64::from(MAX_YEAR) + 1) * 13;
+        (tp == TimeType::Date && packed & ((1 << 41) - 1) == 0 && fsp <= MAX_FSP && year_ok)
+            .then_some(packed)
+    }
+
     /// Decodes a packed u64 (see [`Time::to_packed_u64`]) as type `tp` with precision `fsp`.
     ///
     /// The fields are validated like [`Time::from_parts`]; 0 decodes to the zero time. A packed

@@ -352,8 +352,10 @@ impl TableRows {
             (ColData::DateTime(_), ValueKind::Time)
                 if col.ft.time_type() != TimeType::Timestamp =>
             {
+                // Times compare as their packed forms do, so a DATE is compared undecoded
+                // when its decoding would check the year only (`Time::date_order`).
                 let Some(ks) = typed(cmps, |c| match &c.konst {
-                    Scalar::DateTime(k) => Some(*k),
+                    Scalar::DateTime(k) => Some(k.to_packed_u64()),
                     _ => None,
                 }) else {
                     return false;
@@ -363,7 +365,13 @@ impl TableRows {
                     j,
                     col,
                     logical,
-                    |_, b| time_value(tt, fsp, b),
+                    |_, b| match v2::decode_v2_u64(b)
+                        .ok()
+                        .and_then(|p| Time::date_order(p, tt, fsp))
+                    {
+                        Some(order) => Some(order),
+                        None => time_value(tt, fsp, b).map(|t| t.to_packed_u64()),
+                    },
                     |x| ks.iter().all(|&(op, k)| holds(op, x.cmp(&k))),
                 )
             }
