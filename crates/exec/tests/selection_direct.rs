@@ -32,6 +32,10 @@ fn ft_time() -> tipb::FieldType {
     tipb::FieldType { decimal: Some(0), ..ft(mt::DATETIME) }
 }
 
+fn ft_date() -> tipb::FieldType {
+    tipb::FieldType { decimal: Some(0), ..ft(mt::DATE) }
+}
+
 fn ft_dur() -> tipb::FieldType {
     tipb::FieldType { decimal: Some(0), ..ft(mt::DURATION) }
 }
@@ -45,7 +49,9 @@ struct Row {
     secs: Option<i64>,
     /// Hundredths of a `DECIMAL(15,2)`.
     cents: Option<i64>,
-    /// A column (1 to 5) the row does not hold at all (NULL for a nullable column).
+    /// A DATE in 2024 (`d / 32` the month, `d % 32` the day: zero months and days too).
+    date: Option<u8>,
+    /// A column (1 to 6) the row does not hold at all (NULL for a nullable column).
     absent: Option<i64>,
 }
 
@@ -55,6 +61,11 @@ fn datetime(day: u8) -> Time {
 
 fn duration(secs: i64) -> Duration {
     Duration::from_nanos(secs * 1_000_000_000, 0).unwrap()
+}
+
+fn date(d: u8) -> Time {
+    let (month, day) = (u32::from(d / 32), u32::from(d % 32));
+    Time::from_parts(2024, month, day, 0, 0, 0, 0, TimeType::Date, 0).unwrap()
 }
 
 fn cents(c: i64) -> Decimal {
@@ -69,14 +80,16 @@ fn any_row() -> impl Strategy<Value = Row> {
         prop::option::weighted(0.8, 0u8..6),
         prop::option::weighted(0.8, -3i64..3),
         prop::option::weighted(0.8, -300i64..300),
-        prop::option::weighted(0.1, 1i64..=5),
+        prop::option::weighted(0.8, prop_oneof![0u8..4, 32u8..36, 64u8..66]),
+        prop::option::weighted(0.1, 1i64..=6),
     )
-        .prop_map(|(int, uint, day, secs, cents, absent)| Row {
+        .prop_map(|(int, uint, day, secs, cents, date, absent)| Row {
             int,
             uint,
             day,
             secs,
             cents,
+            date,
             absent,
         })
 }
@@ -123,13 +136,19 @@ fn encode(r: &Row) -> Vec<u8> {
         }
         _ => {}
     }
+    match r.date {
+        Some(d) if held(6) => enc.time(6, date(d)),
+        None if held(6) => enc.null(6),
+        _ => &mut enc,
+    };
     let mut v = Vec::new();
     enc.finish(&mut v).unwrap();
     v
 }
 
-/// A comparison of column `c` (0 int, 1 uint, 2 datetime, 3 duration, 4 decimal) with
-/// constant `k` (a decimal of `k % 4` fraction digits: three is finer than the column's)
+/// A comparison of column `c` (0 int, 1 uint, 2 datetime, 3 duration, 4 decimal, 5 date, 6 the
+/// int with an unsigned constant) with constant `k` (a decimal of `k % 4` fraction digits:
+/// three is finer than the column's; a date in January or February 2024)
 /// (NULL when `null`), operator `op` (0 `<` … 5 `!=`), the constant first when `flip`.
 #[derive(Debug, Clone)]
 struct Cond {
@@ -141,28 +160,36 @@ struct Cond {
 }
 
 fn any_cond() -> impl Strategy<Value = Cond> {
-    (0usize..5, 0i32..6, -4i64..5, prop::bool::weighted(0.1), any::<bool>())
+    (0usize..7, 0i32..6, -4i64..5, prop::bool::weighted(0.1), any::<bool>())
         .prop_map(|(c, op, k, null, flip)| Cond { c, op, k, null, flip })
 }
 
 impl Cond {
     fn expr(&self) -> tipb::Expr {
         let (f, ty) = match self.c {
-            0 => (ft(mt::LONG_LONG), 0),
+            0 | 6 => (ft(mt::LONG_LONG), 0),
             1 => (ft_u(), 0),
             2 => (ft_time(), 4),
             3 => (ft_dur(), 5),
+            5 => (ft_date(), 4),
             _ => (ft_dec(15, 2), 2),
         };
-        let column = col(self.c as i64 + 1, f.clone());
+        let offset = if self.c == 6 { 1 } else { self.c as i64 + 1 };
+        let column = col(offset, f.clone());
         let konst = if self.null {
             null(f)
         } else {
             match self.c {
                 0 => int(self.k),
-                1 => {
+                1 | 6 => {
                     let mut b = Vec::new();
-                    codec::encode_u64(&mut b, self.k.unsigned_abs());
+                    // For the signed column, also a constant above every signed value.
+                    let k = if self.c == 6 && self.k < 0 {
+                        u64::MAX - 1
+                    } else {
+                        self.k.unsigned_abs()
+                    };
+                    codec::encode_u64(&mut b, k);
                     tipb::Expr {
                         tp: Some(2),
                         val: Some(b.into()),
@@ -173,6 +200,15 @@ impl Cond {
                 2 => time(
                     &format!("2024-01-{:02} 10:00:00", self.k.unsigned_abs() % 28 + 1),
                     mt::DATETIME,
+                    0,
+                ),
+                5 => time(
+                    &format!(
+                        "2024-{:02}-{:02}",
+                        self.k.rem_euclid(2) + 1,
+                        self.k.unsigned_abs() % 3 + 1
+                    ),
+                    mt::DATE,
                     0,
                 ),
                 4 => {
@@ -217,6 +253,7 @@ fn answer(store: &MemStore, conds: Vec<tipb::Expr>) -> Result<Vec<Datum>, String
         column_info(3, &ft_time(), false),
         column_info(4, &ft_dur(), false),
         column_info(5, &ft_dec(15, 2), false),
+        column_info(6, &ft_date(), false),
     ];
     let d = dag(vec![scan(TID, cols, false), selection(conds)], vec![0], false);
     let resp =
@@ -257,7 +294,15 @@ proptest! {
 #[test]
 fn a_date_range_keeps_the_rows_inside_it() {
     let rows: Vec<Row> = (0..10u8)
-        .map(|d| Row { int: None, uint: None, day: Some(d), secs: None, cents: None, absent: None })
+        .map(|d| Row {
+            int: None,
+            uint: None,
+            day: Some(d),
+            secs: None,
+            cents: None,
+            date: None,
+            absent: None,
+        })
         .collect();
     let s = store(&rows);
     // 2024-01-03 <= t AND t < 2024-01-06 (the constant first in the first condition).
@@ -282,7 +327,8 @@ fn ranges_over_many_batches_keep_what_the_general_path_keeps() {
                 day: (!odd).then_some((i % 6) as u8),
                 secs: Some(i % 5 - 2),
                 cents: (!odd).then_some(i % 600 - 300),
-                absent: (i % 389 == 0).then_some(i % 5 + 1),
+                date: (!odd).then_some((i % 3) as u8 + 32 * (i % 2) as u8),
+                absent: (i % 389 == 0).then_some(i % 6 + 1),
             }
         })
         .collect();
@@ -293,6 +339,7 @@ fn ranges_over_many_batches_keep_what_the_general_path_keeps() {
         vec![cond(0, 3, -1), cond(0, 0, 2)],
         vec![cond(2, 3, 1), cond(2, 0, 4)],
         vec![cond(4, 2, -2), cond(4, 1, 3), cond(4, 5, 0)],
+        vec![cond(5, 3, 0), cond(5, 0, 1)],
         // Three columns in a row, each a range.
         vec![cond(2, 3, 1), cond(2, 1, 4), cond(0, 4, 1), cond(4, 0, 4), cond(4, 2, -4)],
     ] {
@@ -314,6 +361,7 @@ fn a_corrupt_value_fails_as_the_general_path_fails() {
         day: Some(1),
         secs: None,
         cents: Some(i),
+        date: Some(33),
         absent: None,
     };
     let mut pairs: Vec<(Vec<u8>, Vec<u8>)> =
@@ -331,7 +379,7 @@ fn a_corrupt_value_fails_as_the_general_path_fails() {
     let mut scaled = Vec::new();
     enc.finish(&mut scaled).unwrap();
     pairs[10].1 = scaled;
-    let s = MemStore::from_pairs(pairs);
+    let s = MemStore::from_pairs(pairs.clone());
     let on_int = [Cond { c: 0, op: 3, k: 1, null: false, flip: false }];
     let direct = answer(&s, on_int.iter().map(Cond::expr).collect());
     let general = answer(&s, on_int.iter().map(|c| wrapped(c.expr())).collect());
@@ -342,4 +390,26 @@ fn a_corrupt_value_fails_as_the_general_path_fails() {
     let direct = answer(&s, vec![eq.clone()]);
     assert_eq!(direct, answer(&s, vec![wrapped(eq)]));
     assert_eq!(direct, Ok(vec![Datum::Int(11), Datum::Int(101)]));
+    // Row 2000: a DATE with a time part (a DATE value may not have one).
+    let mut enc = RowEncoder::new();
+    enc.int(1, 0).null(2).time(3, datetime(1)).null(4);
+    enc.decimal(5, &"1.00".parse().unwrap(), 15, 2).unwrap();
+    enc.time(6, datetime(1));
+    let mut timed = Vec::new();
+    enc.finish(&mut timed).unwrap();
+    pairs[2000].1 = timed;
+    // Row 2200: laid out as the others (a 6-byte header, non-NULL ids 1 3 5 6, NULL ids 2 4,
+    // then two bytes an offset), but the datetime's value ends before it starts.
+    let mut crossed = encode(&row(2200));
+    crossed[14..16].copy_from_slice(&[0, 0]);
+    pairs[2200].1 = crossed;
+    let s = MemStore::from_pairs(pairs);
+    for c in [0, 5, 2] {
+        // `x >= ...` on the int (row 2500), the date (row 2000), the datetime (row 2200).
+        let on = [Cond { c, op: 3, k: 1, null: false, flip: false }];
+        let direct = answer(&s, on.iter().map(Cond::expr).collect());
+        let general = answer(&s, on.iter().map(|c| wrapped(c.expr())).collect());
+        assert!(direct.is_err(), "column {c}: {direct:?}");
+        assert_eq!(direct, general, "column {c}");
+    }
 }

@@ -368,7 +368,7 @@ impl Time {
 
     /// Where the time a packed `DATE` decodes to sorts, without decoding it: `packed` itself
     /// when [`Time::from_packed_u64`] takes it checking the year only (no time part, a year
-    /// up to 9999), `None` otherwise. Then, for every time `t`,
+    /// up to 9999, `fsp` at most 6), `None` otherwise. Then, for every time `t`,
     /// `Time::from_packed_u64(packed, tp, fsp)?.cmp(&t)` is `packed.cmp(&t.to_packed_u64())`:
     /// a comparison with a constant needs no decoding.
     #[inline]

@@ -24,9 +24,10 @@ pub struct SelectionExecutor {
     conditions: Vec<Node>,
     /// Per condition, its direct form when it compares a column with a constant.
     direct: Vec<Option<Direct>>,
-    /// Per condition that starts a run of direct conditions over one column (the
-    /// conditions after it on other columns, or not direct, end it): the column and the
-    /// run's comparisons, to apply from the scan's rows while the column is raw.
+    /// Per direct condition, the run of direct conditions on its column that it begins (the
+    /// next condition on another column, or not direct, ends it): the column and the run's
+    /// comparisons, applied from the scan's rows while the column is raw. Only a run's first
+    /// condition is ever applied this way: the loop then skips the rest of the run.
     runs: Vec<Option<(usize, Vec<ConstCmp>)>>,
     refs: Vec<Vec<usize>>,
     /// Every column the conditions read, plus those the parent reads.
@@ -345,6 +346,70 @@ mod tests {
     use crate::ctx::{EvalConfig, FLAG_TRUNCATE_AS_WARNING};
     use crate::types::EvalType;
     use rcop_datum::{Duration, Time, TimeType};
+
+    /// A scan's batch of 100 rows (`id` 1: the handle, `id` 2: an int, NULL every 10th row)
+    /// with its columns still raw.
+    fn raw_batch() -> Batch {
+        use crate::exec::TableScanExecutor;
+        use crate::scan::{KeyRange, MemStore};
+        use rcop_datum::key;
+        use rcop_datum::row::RowEncoder;
+        use rcop_proto::tipb;
+        let store = MemStore::from_pairs((0..100i64).map(|i| {
+            let mut k = Vec::new();
+            key::encode_record_key(&mut k, 7, i);
+            let mut enc = RowEncoder::new();
+            if i % 10 == 0 {
+                enc.null(2)
+            } else {
+                enc.int(2, i)
+            };
+            let mut v = Vec::new();
+            enc.finish(&mut v).unwrap();
+            (k, v)
+        }));
+        let col = |id: i64| tipb::ColumnInfo {
+            column_id: Some(id),
+            tp: Some(8),
+            pk_handle: Some(id == 1),
+            ..Default::default()
+        };
+        let ts = tipb::TableScan {
+            table_id: Some(7),
+            columns: vec![col(1), col(2)],
+            ..Default::default()
+        };
+        let (mut lo, mut hi) = (Vec::new(), Vec::new());
+        key::encode_record_key(&mut lo, 7, i64::MIN);
+        key::encode_record_key(&mut hi, 7, i64::MAX);
+        let mut scan =
+            TableScanExecutor::new(&ts, vec![KeyRange::new(lo, hi)], &EvalConfig::default())
+                .unwrap();
+        let mut ctx = EvalContext::new(EvalConfig::default());
+        let mut source = store.scanner();
+        let mut env = ExecEnv { ctx: &mut ctx, source: &mut source };
+        scan.next_batch(1024, &mut env).unwrap().batch
+    }
+
+    /// The comparisons of a run on a still raw column are applied from the rows: the column
+    /// stays raw and the rows kept are those the comparisons keep (NULLs dropped); a
+    /// decoded column, or a constant of another type, is left to the general path.
+    #[test]
+    fn a_run_on_a_raw_column_is_applied_from_the_rows() {
+        let mut b = raw_batch();
+        assert_eq!(b.len(), 100);
+        let cmp = |op, k| ConstCmp { op, konst: Scalar::Int(k), unsigned: (false, false) };
+        assert!(b.retain_raw(1, &[cmp(CmpOp::Ge, 15), cmp(CmpOp::Lt, 25)]));
+        assert!(matches!(b.cols.get(1), Some(LazyCol::Raw)));
+        assert_eq!(b.logical, [15, 16, 17, 18, 19, 21, 22, 23, 24]);
+        assert!(b.retain_raw(1, &[cmp(CmpOp::Ne, 17)]));
+        assert_eq!(b.logical, [15, 16, 18, 19, 21, 22, 23, 24]);
+        let real = ConstCmp { op: CmpOp::Lt, konst: Scalar::Real(1.0), unsigned: (false, false) };
+        assert!(!b.retain_raw(1, &[real]));
+        b.ensure(&[1], &EvalContext::new(EvalConfig::default())).unwrap();
+        assert!(!b.retain_raw(1, &[cmp(CmpOp::Ge, 0)]));
+        assert_eq!(b.logical, [15, 16, 18, 19, 21, 22, 23, 24]);
+    }
 
     fn kept(v: &Value<'_>, n: usize, ctx: &mut EvalContext) -> Vec<u32> {
         let mut logical: Vec<u32> = (0..n as u32).collect();
