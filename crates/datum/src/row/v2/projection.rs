@@ -367,16 +367,24 @@ impl RowShape {
             None => 0,
         };
         let (values, trailer) = rest.split_at_checked(values_end)?;
-        if self.checksum {
-            let need = match trailer.first() {
-                Some(&t) if t & CHECKSUM_EXTRA != 0 => 9,
-                _ => 5,
-            };
-            if trailer.len() < need {
-                return None;
-            }
+        if !self.trailer_fits(trailer) {
+            return None;
         }
         Some(ShapedRow { values, ..shaped })
+    }
+
+    /// Whether `trailer`, what follows a row's values, is long enough for the checksum the
+    /// learned row flags (five bytes, nine with the extra byte); always when none is flagged.
+    #[inline(always)]
+    fn trailer_fits(&self, trailer: &[u8]) -> bool {
+        if !self.checksum {
+            return true;
+        }
+        let need = match trailer.first() {
+            Some(&t) if t & CHECKSUM_EXTRA != 0 => 9,
+            _ => 5,
+        };
+        trailer.len() >= need
     }
 
     /// The value at `slot` (a [`value_slot`](Self::value_slot) of this shape) of `row` when
@@ -401,14 +409,8 @@ impl RowShape {
             return None;
         }
         let (values, trailer) = rest.split_at_checked(L::off(offsets, nn - 1))?;
-        if self.checksum {
-            let need = match trailer.first() {
-                Some(&t) if t & CHECKSUM_EXTRA != 0 => 9,
-                _ => 5,
-            };
-            if trailer.len() < need {
-                return None;
-            }
+        if !self.trailer_fits(trailer) {
+            return None;
         }
         value_at::<L>(offsets, values, slot)
     }
