@@ -56,6 +56,14 @@ pub fn to_fixed(d: &Decimal) -> Option<(i128, u8)> {
     Some((if b[3] != 0 { -m } else { m }, frac_cnt as u8))
 }
 
+/// The mantissa of `d` at `scale` fraction digits when that is exact: `None` when `d` has
+/// more fraction digits than `scale`, or more than 38 digits there.
+#[inline]
+pub fn at_scale(d: &Decimal, scale: u8) -> Option<i128> {
+    let (m, s) = to_fixed(d)?;
+    m.checked_mul(pow10(u32::from(scale.checked_sub(s)?))?)
+}
+
 /// The decimal `m / 10^scale` with exactly `scale` fraction digits, or `None` when it does
 /// not fit (scale above 30).
 pub fn from_fixed(m: i128, scale: u8) -> Option<Decimal> {

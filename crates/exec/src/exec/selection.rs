@@ -24,10 +24,10 @@ pub struct SelectionExecutor {
     conditions: Vec<Node>,
     /// Per condition, its direct form when it compares a column with a constant.
     direct: Vec<Option<Direct>>,
-    /// Per direct condition, the run of direct conditions on its column that it begins (the
-    /// next condition on another column, or not direct, ends it): the column and the run's
-    /// comparisons, applied from the scan's rows while the column is raw. Only a run's first
-    /// condition is ever applied this way: the loop then skips the rest of the run.
+    /// Per condition that begins a run of direct conditions on one column (the next
+    /// condition on another column, or not direct, ends it): the column and the run's
+    /// comparisons, applied from the scan's rows while the column is raw; the loop then skips
+    /// the rest of the run.
     runs: Vec<Option<(usize, Vec<ConstCmp>)>>,
     refs: Vec<Vec<usize>>,
     /// Every column the conditions read, plus those the parent reads.
@@ -54,6 +54,13 @@ impl SelectionExecutor {
         let runs = (0..direct.len())
             .map(|i| {
                 let col = direct.get(i)?.as_ref()?.col;
+                // Inside a run (the condition before is direct on the same column): none.
+                if i.checked_sub(1)
+                    .and_then(|p| direct.get(p)?.as_ref())
+                    .is_some_and(|d| d.col == col)
+                {
+                    return None;
+                }
                 let cmps: Vec<ConstCmp> = direct
                     .get(i..)?
                     .iter()
@@ -141,15 +148,7 @@ impl Direct {
             (ColData::Fixed(f), Scalar::Decimal(d)) => {
                 // The constant at the column's scale, when it is exact there (else the general
                 // path rescales the column).
-                let Some((m, scale)) = fixed::to_fixed(d) else { return false };
-                let Some(k) = f
-                    .scale
-                    .checked_sub(scale)
-                    .and_then(|up| fixed::pow10(u32::from(up)))
-                    .and_then(|p| m.checked_mul(p))
-                else {
-                    return false;
-                };
+                let Some(k) = fixed::at_scale(d, f.scale) else { return false };
                 retain_cmp(logical, valid, &f.m, op, |x| x.cmp(&k));
             }
             (ColData::DateTime(v), Scalar::DateTime(k)) => {

@@ -326,17 +326,13 @@ impl TableRows {
                     col,
                     logical,
                     |_, b| v2::decode_v2_i64(b).ok(),
-                    |x| ks.iter().all(|&(op, (k, ku))| holds(op, cmp_int(*x, false, k, ku))),
+                    |x| ks.iter().all(|&(op, (k, ku))| op.holds(cmp_int(*x, false, k, ku))),
                 )
             }
             (ColData::Fixed(f), ValueKind::Decimal) => {
                 let scale = f.scale;
                 let Some(ks) = typed(cmps, |c| match &c.konst {
-                    Scalar::Decimal(d) => {
-                        let (m, s) = crate::fixed::to_fixed(d)?;
-                        let up = crate::fixed::pow10(u32::from(scale.checked_sub(s)?))?;
-                        m.checked_mul(up)
-                    }
+                    Scalar::Decimal(d) => crate::fixed::at_scale(d, scale),
                     _ => None,
                 }) else {
                     return false;
@@ -346,7 +342,7 @@ impl TableRows {
                     col,
                     logical,
                     |dec, b| fixed_value(dec, b, scale),
-                    |x| ks.iter().all(|&(op, k)| holds(op, x.cmp(&k))),
+                    |x| ks.iter().all(|&(op, k)| op.holds(x.cmp(&k))),
                 )
             }
             (ColData::DateTime(_), ValueKind::Time)
@@ -372,7 +368,7 @@ impl TableRows {
                         Some(order) => Some(order),
                         None => time_value(tt, fsp, b).map(|t| t.to_packed_u64()),
                     },
-                    |x| ks.iter().all(|&(op, k)| holds(op, x.cmp(&k))),
+                    |x| ks.iter().all(|&(op, k)| op.holds(x.cmp(&k))),
                 )
             }
             _ => false,
@@ -703,19 +699,6 @@ fn run(
 /// each with its operator.
 fn typed<K>(cmps: &[ConstCmp], konst: impl Fn(&ConstCmp) -> Option<K>) -> Option<Vec<(CmpOp, K)>> {
     cmps.iter().map(|c| Some((c.op, konst(c)?))).collect()
-}
-
-/// Whether `op` holds for two non-NULL values ordered `o` (`<=>` is `=` there).
-#[inline(always)]
-fn holds(op: CmpOp, o: std::cmp::Ordering) -> bool {
-    match op {
-        CmpOp::Lt => o.is_lt(),
-        CmpOp::Le => o.is_le(),
-        CmpOp::Gt => o.is_gt(),
-        CmpOp::Ge => o.is_ge(),
-        CmpOp::Eq | CmpOp::NullEq => o.is_eq(),
-        CmpOp::Ne => o.is_ne(),
-    }
 }
 
 /// The fixed-point value of the binary decimal `b` with `dec`, the decoder of the previous
