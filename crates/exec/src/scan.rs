@@ -55,12 +55,29 @@ pub struct KvBatch {
 }
 
 /// Where the bytes of a key or a value live: `seg` 0 is the arena, `s > 0` the pinned
-/// buffer `s - 1`; `start..end` within it.
+/// buffer `s - 1`; `start..end` within it, or the whole buffer when `end` is [`WHOLE`].
+///
+/// Twelve bytes, so a batch's pair array is half what two `usize` offsets would make it. A
+/// part whose offsets do not fit (beyond 4 GiB into its buffer) is copied into the arena,
+/// and a part the arena cannot reach either gets a buffer of its own ([`KvBatch::own`]).
 #[derive(Debug, Clone, Copy)]
 struct Loc {
     seg: u32,
-    start: usize,
-    end: usize,
+    start: u32,
+    end: u32,
+}
+
+/// [`Loc::end`] meaning "to the end of the buffer": the part is a whole pinned buffer of its
+/// own, whatever its length. No other `Loc` ends there.
+const WHOLE: u32 = u32::MAX;
+
+impl Loc {
+    /// The location of `start..end` in segment `seg`, when both offsets fit.
+    #[inline(always)]
+    fn at(seg: u32, start: usize, end: usize) -> Option<Loc> {
+        let end = u32::try_from(end).ok().filter(|&e| e != WHOLE)?;
+        Some(Loc { seg, start: u32::try_from(start).ok()?, end })
+    }
 }
 
 impl KvBatch {
@@ -130,8 +147,24 @@ impl KvBatch {
     #[inline(always)]
     fn copy(&mut self, b: &[u8]) -> Loc {
         let start = self.arena.len();
-        self.arena.extend_from_slice(b);
-        Loc { seg: 0, start, end: self.arena.len() }
+        match start.checked_add(b.len()).and_then(|end| Loc::at(0, start, end)) {
+            Some(l) => {
+                self.arena.extend_from_slice(b);
+                l
+            }
+            _ => self.own(b),
+        }
+    }
+
+    /// `b` copied into a pinned buffer of its own: the arena's 4 GiB are full, or `b` is
+    /// longer than a [`Loc`] can say.
+    #[cold]
+    #[inline(never)]
+    fn own(&mut self, b: &[u8]) -> Loc {
+        self.pinned.push(Bytes::copy_from_slice(b));
+        // A segment number per pinned buffer: 2^32 of them would each hold over 4 GiB.
+        let seg = u32::try_from(self.pinned.len()).unwrap_or(u32::MAX);
+        Loc { seg, start: 0, end: WHOLE }
     }
 
     /// Where `part` lies in `owner`, pinning `owner` unless it is the last buffer pinned;
@@ -144,25 +177,76 @@ impl KvBatch {
         if end > owner.len() {
             return None;
         }
+        let seg = self.pin(owner)?;
+        Loc::at(seg, start, end)
+    }
+
+    /// The segment of `owner`, pinning it unless it is the last buffer pinned; `None` when
+    /// the batch has no segment number left.
+    #[inline(always)]
+    fn pin(&mut self, owner: &Bytes) -> Option<u32> {
         let same = self
             .pinned
             .last()
-            .is_some_and(|p| p.as_ptr() as usize == base && p.len() == owner.len());
+            .is_some_and(|p| p.as_ptr() == owner.as_ptr() && p.len() == owner.len());
         if !same {
             if self.pinned.len() >= u32::MAX as usize - 1 {
                 return None;
             }
             self.pinned.push(owner.clone());
         }
-        Some(Loc { seg: self.pinned.len() as u32, start, end })
+        Some(self.pinned.len() as u32)
+    }
+
+    /// Appends pairs lying in `owner`, each given by three offsets
+    /// `[key_start, value_start, value_end]`: the key is `owner[key_start..value_start]`, the
+    /// value `owner[value_start..value_end]`. Nothing is copied and `owner` is pinned once:
+    /// the fast form of [`push_shared`](Self::push_shared) for a source that keeps its pairs
+    /// in one buffer ([`MemStore`]).
+    ///
+    /// A span whose offsets decrease or pass the end of `owner` is not appended. Returns how
+    /// many spans were, so a caller can tell a bad span from a good batch.
+    pub fn extend_spans(
+        &mut self,
+        owner: &Bytes,
+        spans: impl IntoIterator<Item = [usize; 3]>,
+    ) -> usize {
+        let spans = spans.into_iter();
+        self.pairs.reserve(spans.size_hint().0);
+        let len = owner.len();
+        let seg = self.pin(owner);
+        let mut n = 0;
+        for [ks, vs, ve] in spans {
+            if !(ks <= vs && vs <= ve && ve <= len) {
+                continue;
+            }
+            let pair = seg.and_then(|s| Some((Loc::at(s, ks, vs)?, Loc::at(s, vs, ve)?)));
+            match pair {
+                Some(p) => {
+                    self.pairs.push(p);
+                    self.bytes += ve - ks;
+                }
+                // Offsets past what a `Loc` holds: copied.
+                None => {
+                    let (Some(k), Some(v)) = (owner.get(ks..vs), owner.get(vs..ve)) else {
+                        continue;
+                    };
+                    self.push(k, v);
+                }
+            }
+            n += 1;
+        }
+        n
     }
 
     #[inline]
     fn bytes_at(&self, l: Loc) -> Option<&[u8]> {
-        match l.seg.checked_sub(1) {
-            None => self.arena.get(l.start..l.end),
-            Some(s) => self.pinned.get(s as usize)?.get(l.start..l.end),
-        }
+        let seg: &[u8] = match l.seg.checked_sub(1) {
+            None => &self.arena,
+            Some(s) => self.pinned.get(s as usize)?,
+        };
+        let end = if l.end == WHOLE { seg.len() } else { l.end as usize };
+        seg.get(l.start as usize..end)
     }
 
     /// Number of pairs.
@@ -281,8 +365,9 @@ pub trait ScanSource {
 #[derive(Debug, Default, Clone)]
 pub struct MemStore {
     buf: Bytes,
-    /// Per pair: (end of key, end of value) in `buf`; the key starts at the previous value end.
-    ends: Vec<(usize, usize)>,
+    /// Per pair: where its key starts, where its value starts (the key's end) and where the
+    /// value ends, in `buf`.
+    spans: Vec<[usize; 3]>,
 }
 
 impl MemStore {
@@ -294,24 +379,25 @@ impl MemStore {
         pairs.dedup_by(|a, b| a.0 == b.0);
         let bytes = pairs.iter().map(|(k, v)| k.len() + v.len()).sum();
         let mut buf = Vec::with_capacity(bytes);
-        let mut ends = Vec::with_capacity(pairs.len());
+        let mut spans = Vec::with_capacity(pairs.len());
         for (k, v) in &pairs {
+            let key_start = buf.len();
             buf.extend_from_slice(k);
             let key_end = buf.len();
             buf.extend_from_slice(v);
-            ends.push((key_end, buf.len()));
+            spans.push([key_start, key_end, buf.len()]);
         }
-        MemStore { buf: Bytes::from(buf), ends }
+        MemStore { buf: Bytes::from(buf), spans }
     }
 
     /// Number of pairs.
     pub fn len(&self) -> usize {
-        self.ends.len()
+        self.spans.len()
     }
 
     /// True when the store is empty.
     pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
+        self.spans.is_empty()
     }
 
     /// A scanner over this store.
@@ -321,16 +407,12 @@ impl MemStore {
 
     /// Pair `i` as `(key, value)`.
     fn get(&self, i: usize) -> Option<(&[u8], &[u8])> {
-        let start = match i.checked_sub(1) {
-            Some(p) => self.ends.get(p)?.1,
-            None => 0,
-        };
-        let &(key_end, value_end) = self.ends.get(i)?;
-        Some((self.buf.get(start..key_end)?, self.buf.get(key_end..value_end)?))
+        let &[key_start, key_end, value_end] = self.spans.get(i)?;
+        Some((self.buf.get(key_start..key_end)?, self.buf.get(key_end..value_end)?))
     }
 
     fn lower_bound(&self, key: &[u8]) -> usize {
-        let (mut lo, mut hi) = (0, self.ends.len());
+        let (mut lo, mut hi) = (0, self.spans.len());
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             if self.get(mid).is_some_and(|(k, _)| k < key) {
@@ -368,22 +450,19 @@ impl ScanSource for MemScanner<'_> {
 
     fn next_batch(&mut self, max_pairs: usize, out: &mut KvBatch) -> Result<ScanStatus, ScanError> {
         let n = max_pairs.min(self.hi - self.lo);
-        let buf = &self.store.buf;
+        let (from, to) = if self.desc { (self.hi - n, self.hi) } else { (self.lo, self.lo + n) };
+        let spans = self.store.spans.get(from..to).unwrap_or_default();
+        let pushed = if self.desc {
+            out.extend_spans(&self.store.buf, spans.iter().rev().copied())
+        } else {
+            out.extend_spans(&self.store.buf, spans.iter().copied())
+        };
+        if pushed != spans.len() {
+            return Err(ScanError::Storage("in-memory store: a pair outside its buffer".into()));
+        }
         if self.desc {
-            let from = self.hi - n;
-            for i in (from..self.hi).rev() {
-                if let Some((k, v)) = self.store.get(i) {
-                    out.push_shared(k, v, buf);
-                }
-            }
             self.hi = from;
         } else {
-            let to = self.lo + n;
-            for i in self.lo..to {
-                if let Some((k, v)) = self.store.get(i) {
-                    out.push_shared(k, v, buf);
-                }
-            }
             self.lo = to;
         }
         Ok(if self.lo >= self.hi { ScanStatus::Done } else { ScanStatus::More })
@@ -458,7 +537,7 @@ mod tests {
         #[test]
         fn batch_reads_back_what_was_pushed(
             bufs in proptest::collection::vec(proptest::collection::vec(proptest::num::u8::ANY, 0..40), 1..4),
-            ops in proptest::collection::vec((0u8..3, 0usize..4, 0usize..64, 0usize..64, 0usize..64, 0usize..64), 0..40),
+            ops in proptest::collection::vec((0u8..4, 0usize..4, 0usize..64, 0usize..64, 0usize..64, 0usize..64), 0..40),
         ) {
             let bufs: Vec<Bytes> = bufs.into_iter().map(Bytes::from).collect();
             let mut b = KvBatch::new();
@@ -475,7 +554,19 @@ mod tests {
                 match kind {
                     0 => b.push(&key, &value),
                     1 => b.push_in(&key, &value, owner),
-                    _ => b.push_shared(&key, &value, owner),
+                    2 => b.push_shared(&key, &value, owner),
+                    _ => {
+                        // Offsets into `owner`, in any order and past its end: a span is
+                        // appended exactly when it lies in `owner` in order.
+                        let span = [c, d, e];
+                        let fits = c <= d && d <= e && e <= owner.len();
+                        let n = b.extend_spans(owner, [span]);
+                        proptest::prop_assert_eq!(n, usize::from(fits));
+                        if fits {
+                            model.push((owner[c..d].to_vec(), owner[d..e].to_vec()));
+                        }
+                        continue;
+                    }
                 }
                 model.push((key.to_vec(), value.to_vec()));
             }
@@ -491,6 +582,22 @@ mod tests {
             proptest::prop_assert_eq!(b.byte_len(), bytes);
             proptest::prop_assert!(b.copied_len() <= bytes);
         }
+    }
+
+    #[test]
+    fn offsets_a_location_cannot_hold_are_copied_or_owned() {
+        let max = u32::MAX as usize;
+        // `u32::MAX` marks a whole buffer, so no location ends there.
+        assert!(Loc::at(1, 0, max).is_none() && Loc::at(1, max, max + 1).is_none());
+        assert!(Loc::at(1, max - 1, max - 1).is_some_and(|l| l.end == u32::MAX - 1));
+        // A part the arena cannot reach is pinned in a buffer of its own, read whole.
+        let mut b = KvBatch::new();
+        b.push(b"k", b"v");
+        let own = b.own(b"far value");
+        b.pairs.push((own, own));
+        assert_eq!((b.pinned.len(), own.seg, own.end), (1, 1, u32::MAX));
+        assert_eq!(b.get(1), Some((&b"far value"[..], &b"far value"[..])));
+        assert_eq!(b.get(0), Some((&b"k"[..], &b"v"[..])));
     }
 
     #[test]
