@@ -30,7 +30,8 @@ pub struct SelectionExecutor {
     /// the rest of the run.
     runs: Vec<Option<(usize, Vec<ConstCmp>)>>,
     refs: Vec<Vec<usize>>,
-    /// Every column the conditions read, plus those the parent reads.
+    /// Every column the conditions read, but those only direct conditions read, plus those
+    /// the parent reads: what a batch decodes in one pass when most rows pass.
     prefetch: Vec<usize>,
     /// Rows in and out of the previous batch, to tell a selective filter (decode lazily,
     /// condition by condition) from one that keeps most rows (decode everything in one pass).
@@ -313,8 +314,12 @@ impl Executor for SelectionExecutor {
     }
 
     fn prefetch_hint(&mut self, cols: &[usize]) {
+        // A direct condition's column is left out: its run is applied from the scan's rows
+        // without decoding it, and when that path declines, the loop decodes it for the
+        // rows still selected.
+        let general = self.refs.iter().zip(&self.direct).filter(|(_, d)| d.is_none());
         let mut all: Vec<usize> =
-            self.refs.iter().flatten().copied().chain(cols.iter().copied()).collect();
+            general.flat_map(|(r, _)| r).copied().chain(cols.iter().copied()).collect();
         all.sort_unstable();
         all.dedup();
         self.prefetch = all;
