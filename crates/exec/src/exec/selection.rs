@@ -351,15 +351,15 @@ mod tests {
     use crate::types::EvalType;
     use rcop_datum::{Duration, Time, TimeType};
 
-    /// A scan's batch of 100 rows (`id` 1: the handle, `id` 2: an int, NULL every 10th row)
-    /// with its columns still raw.
-    fn raw_batch() -> Batch {
+    /// A scan over `n` rows (`id` 1: the handle, `id` 2: an int, NULL every 10th row), and the
+    /// store it reads.
+    fn int_scan(n: i64) -> (crate::exec::TableScanExecutor, crate::scan::MemStore) {
         use crate::exec::TableScanExecutor;
         use crate::scan::{KeyRange, MemStore};
         use rcop_datum::key;
         use rcop_datum::row::RowEncoder;
         use rcop_proto::tipb;
-        let store = MemStore::from_pairs((0..100i64).map(|i| {
+        let store = MemStore::from_pairs((0..n).map(|i| {
             let mut k = Vec::new();
             key::encode_record_key(&mut k, 7, i);
             let mut enc = RowEncoder::new();
@@ -386,9 +386,14 @@ mod tests {
         let (mut lo, mut hi) = (Vec::new(), Vec::new());
         key::encode_record_key(&mut lo, 7, i64::MIN);
         key::encode_record_key(&mut hi, 7, i64::MAX);
-        let mut scan =
-            TableScanExecutor::new(&ts, vec![KeyRange::new(lo, hi)], &EvalConfig::default())
-                .unwrap();
+        let scan = TableScanExecutor::new(&ts, vec![KeyRange::new(lo, hi)], &EvalConfig::default())
+            .unwrap();
+        (scan, store)
+    }
+
+    /// A scan's batch of 100 rows ([`int_scan`]) with its columns still raw.
+    fn raw_batch() -> Batch {
+        let (mut scan, store) = int_scan(100);
         let mut ctx = EvalContext::new(EvalConfig::default());
         let mut source = store.scanner();
         let mut env = ExecEnv { ctx: &mut ctx, source: &mut source };
@@ -413,6 +418,69 @@ mod tests {
         b.ensure(&[1], &EvalContext::new(EvalConfig::default())).unwrap();
         assert!(!b.retain_raw(1, &[cmp(CmpOp::Ge, 0)]));
         assert_eq!(b.logical, [15, 16, 18, 19, 21, 22, 23, 24]);
+    }
+
+    /// Once most rows pass, a selection decodes what its conditions read in one pass over
+    /// the rows, but a column only direct conditions read is still applied from the rows
+    /// and left raw; a general condition's column is decoded.
+    #[test]
+    fn an_eager_selection_leaves_a_direct_column_raw() {
+        use crate::expr::build;
+        use rcop_proto::tipb;
+        let ft = tipb::FieldType { tp: Some(8), ..Default::default() };
+        let col = |off: i64| {
+            let mut v = Vec::new();
+            rcop_datum::codec::encode_i64(&mut v, off);
+            tipb::Expr {
+                tp: Some(tipb::ExprType::ColumnRef as i32),
+                val: Some(v.into()),
+                field_type: Some(ft.clone()),
+                ..Default::default()
+            }
+        };
+        let int = |k: i64| {
+            let mut v = Vec::new();
+            rcop_datum::codec::encode_i64(&mut v, k);
+            tipb::Expr {
+                tp: Some(tipb::ExprType::Int64 as i32),
+                val: Some(v.into()),
+                field_type: Some(ft.clone()),
+                ..Default::default()
+            }
+        };
+        let func = |sig: i32, children| tipb::Expr {
+            tp: Some(tipb::ExprType::ScalarFunc as i32),
+            sig: Some(sig),
+            children,
+            field_type: Some(ft.clone()),
+            ..Default::default()
+        };
+        let cfg = EvalConfig::default();
+        let schema = [FieldType::from_proto(Some(&ft)), FieldType::from_proto(Some(&ft))];
+        let build = |e: &tipb::Expr| build::build(e, &schema, &cfg, 64).unwrap();
+        // `c2 >= 5` (GEInt) is direct; `c1 + 0` (PlusInt, as a truth value) is not.
+        let direct = build(&func(130, vec![col(1), int(5)]));
+        let general = build(&func(203, vec![col(0), int(0)]));
+        for (conds, c1_decoded) in [(vec![direct.clone()], false), (vec![general, direct], true)] {
+            let (scan, store) = int_scan(3000);
+            let mut sel = SelectionExecutor::new(Box::new(scan), conds);
+            sel.prefetch_hint(&[]);
+            let mut ctx = EvalContext::new(cfg.clone());
+            let mut source = store.scanner();
+            let mut env = ExecEnv { ctx: &mut ctx, source: &mut source };
+            let mut first = 0;
+            for k in 0..3 {
+                let b = sel.next_batch(1000, &mut env).unwrap().batch;
+                let want: Vec<u32> = (0..1000u32)
+                    .filter(|&i| (first + i) % 10 != 0 && first + i >= 5 && first + i > 0)
+                    .collect();
+                assert_eq!(b.logical, want, "batch {k}");
+                // From the second batch on, the selection is eager.
+                assert!(matches!(b.cols.get(1), Some(LazyCol::Raw)), "batch {k}");
+                assert_eq!(matches!(b.cols.first(), Some(LazyCol::Decoded(_))), c1_decoded);
+                first += 1000;
+            }
+        }
     }
 
     fn kept(v: &Value<'_>, n: usize, ctx: &mut EvalContext) -> Vec<u32> {
