@@ -21,7 +21,7 @@ use crate::ctx::{EvalConfig, EvalContext};
 use crate::error::{Error, Result};
 use crate::exec::raw::{ConstCmp, Slots};
 use crate::exec::{BatchResult, ExecEnv, ExecStats, Executor, RawRows};
-use crate::expr::compare::{CmpOp, cmp_int};
+use crate::expr::compare::CmpOp;
 use crate::scan::{KeyRange, KvBatch, ScanSource, ScanStatus};
 use crate::types::{EvalType, FieldType};
 
@@ -315,8 +315,8 @@ impl TableRows {
         // constant as `Selection`'s direct comparison converts it for that column.
         match (new_column(col, 0).data, col.kind) {
             (ColData::Int(_), ValueKind::Int) => {
-                let Some(ks) = typed(cmps, |c| match &c.konst {
-                    Scalar::Int(k) if !c.unsigned.0 => Some((*k, c.unsigned.1)),
+                let Some(iv) = Interval::of(cmps, |c| match &c.konst {
+                    Scalar::Int(k) if !c.unsigned.0 => Some(int_key(*k, c.unsigned.1)),
                     _ => None,
                 }) else {
                     return false;
@@ -326,12 +326,12 @@ impl TableRows {
                     col,
                     logical,
                     |_, b| v2::decode_v2_i64(b).ok(),
-                    |x| ks.iter().all(|&(op, (k, ku))| op.holds(cmp_int(*x, false, k, ku))),
+                    |x| iv.holds(i128::from(*x)),
                 )
             }
             (ColData::Fixed(f), ValueKind::Decimal) => {
                 let scale = f.scale;
-                let Some(ks) = typed(cmps, |c| match &c.konst {
+                let Some(iv) = Interval::of(cmps, |c| match &c.konst {
                     Scalar::Decimal(d) => crate::fixed::at_scale(d, scale),
                     _ => None,
                 }) else {
@@ -342,7 +342,7 @@ impl TableRows {
                     col,
                     logical,
                     |dec, b| fixed_value(dec, b, scale),
-                    |x| ks.iter().all(|&(op, k)| op.holds(x.cmp(&k))),
+                    |x| iv.holds(*x),
                 )
             }
             (ColData::DateTime(_), ValueKind::Time)
@@ -350,8 +350,8 @@ impl TableRows {
             {
                 // Times compare as their packed forms do, so a DATE is compared undecoded
                 // when its decoding would check the year only (`Time::date_order`).
-                let Some(ks) = typed(cmps, |c| match &c.konst {
-                    Scalar::DateTime(k) => Some(k.to_packed_u64()),
+                let Some(iv) = Interval::of(cmps, |c| match &c.konst {
+                    Scalar::DateTime(k) => Some(i128::from(k.to_packed_u64())),
                     _ => None,
                 }) else {
                     return false;
@@ -368,7 +368,7 @@ impl TableRows {
                         Some(order) => Some(order),
                         None => time_value(tt, fsp, b).map(|t| t.to_packed_u64()),
                     },
-                    |x| ks.iter().all(|&(op, k)| op.holds(x.cmp(&k))),
+                    |x| iv.holds(i128::from(*x)),
                 )
             }
             _ => false,
@@ -695,10 +695,67 @@ fn run(
     n
 }
 
-/// The typed constants of `cmps` (`konst` converts each; `None` when one has no typed form),
-/// each with its operator.
-fn typed<K>(cmps: &[ConstCmp], konst: impl Fn(&ConstCmp) -> Option<K>) -> Option<Vec<(CmpOp, K)>> {
-    cmps.iter().map(|c| Some((c.op, konst(c)?))).collect()
+/// An integer constant as the `i128` it is, unsigned when `unsigned`: against a signed
+/// column's values it orders as `cmp_int` orders them.
+fn int_key(k: i64, unsigned: bool) -> i128 {
+    if unsigned { i128::from(k as u64) } else { i128::from(k) }
+}
+
+/// What a run of comparisons `x op k` keeps, over a domain that orders as integers do (signed
+/// and unsigned integers, decimal mantissas at one scale, packed times, each as an `i128`):
+/// the interval `lo..=hi` that every `<`, `<=`, `>`, `>=` and `=` allows, less the values a
+/// `!=` excludes. Two compares a value instead of one per comparison through its operator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Interval {
+    lo: i128,
+    hi: i128,
+    /// The constants of the `!=` comparisons.
+    not: Vec<i128>,
+}
+
+impl Interval {
+    /// The interval of `cmps`, each constant converted by `konst`; `None` when one has no
+    /// form in the domain (or is `<=>`, whose NULL rule differs).
+    fn of(cmps: &[ConstCmp], konst: impl Fn(&ConstCmp) -> Option<i128>) -> Option<Interval> {
+        let mut iv = Interval { lo: i128::MIN, hi: i128::MAX, not: Vec::new() };
+        for c in cmps {
+            let k = konst(c)?;
+            // A bound past the domain's end keeps nothing: `lo > hi` stays so, as `lo`
+            // only rises and `hi` only falls.
+            let (lo, hi) = match c.op {
+                CmpOp::Lt => (None, Some(k.checked_sub(1))),
+                CmpOp::Le => (None, Some(Some(k))),
+                CmpOp::Gt => (Some(k.checked_add(1)), None),
+                CmpOp::Ge => (Some(Some(k)), None),
+                CmpOp::Eq => (Some(Some(k)), Some(Some(k))),
+                CmpOp::Ne => {
+                    iv.not.push(k);
+                    (None, None)
+                }
+                CmpOp::NullEq => return None,
+            };
+            match (lo, hi) {
+                (Some(None), _) | (_, Some(None)) => {
+                    iv.lo = i128::MAX;
+                    iv.hi = i128::MIN;
+                }
+                (lo, hi) => {
+                    if let Some(Some(l)) = lo {
+                        iv.lo = iv.lo.max(l);
+                    }
+                    if let Some(Some(h)) = hi {
+                        iv.hi = iv.hi.min(h);
+                    }
+                }
+            }
+        }
+        Some(iv)
+    }
+
+    #[inline(always)]
+    fn holds(&self, x: i128) -> bool {
+        self.lo <= x && x <= self.hi && !self.not.contains(&x)
+    }
 }
 
 /// The fixed-point value of the binary decimal `b` with `dec`, the decoder of the previous
@@ -1130,5 +1187,86 @@ impl Executor for TableScanExecutor {
 
     fn scan_counters(&self) -> &ScanCounters {
         &self.counters
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expr::compare::cmp_int;
+    use proptest::prelude::*;
+
+    fn ops() -> impl Strategy<Value = CmpOp> {
+        prop_oneof![
+            Just(CmpOp::Lt),
+            Just(CmpOp::Le),
+            Just(CmpOp::Gt),
+            Just(CmpOp::Ge),
+            Just(CmpOp::Eq),
+            Just(CmpOp::Ne),
+        ]
+    }
+
+    /// Values near each other and near the ends of the domains.
+    fn ints() -> impl Strategy<Value = i64> {
+        prop_oneof![-4i64..4, Just(i64::MIN), Just(i64::MAX), Just(i64::MIN + 1), any::<i64>()]
+    }
+
+    proptest! {
+        /// The interval keeps exactly what every comparison through its operator keeps, for
+        /// a signed column against signed and unsigned constants (`cmp_int`).
+        #[test]
+        fn an_interval_keeps_what_its_comparisons_keep(
+            cmps in proptest::collection::vec((ops(), ints(), any::<bool>()), 1..5),
+            xs in proptest::collection::vec(ints(), 1..16),
+        ) {
+            let run: Vec<ConstCmp> = cmps
+                .iter()
+                .map(|&(op, k, ku)| ConstCmp { op, konst: Scalar::Int(k), unsigned: (false, ku) })
+                .collect();
+            let iv = Interval::of(&run, |c| match c.konst {
+                Scalar::Int(k) => Some(int_key(k, c.unsigned.1)),
+                _ => None,
+            })
+            .unwrap();
+            for x in xs {
+                let want =
+                    cmps.iter().all(|&(op, k, ku)| op.ordering_test()(cmp_int(x, false, k, ku)));
+                prop_assert_eq!(iv.holds(i128::from(x)), want, "{:?} {}", cmps, x);
+            }
+        }
+
+        /// The same over the whole `i128` domain, bounds at its ends included.
+        #[test]
+        fn an_interval_over_i128_keeps_what_its_comparisons_keep(
+            cmps in proptest::collection::vec(
+                (ops(), prop_oneof![-3i128..3, Just(i128::MIN), Just(i128::MAX)]),
+                1..4,
+            ),
+            x in prop_oneof![-4i128..4, Just(i128::MIN), Just(i128::MAX), Just(i128::MAX - 1)],
+        ) {
+            // Each constant carried as its bytes (`konst` reads it back).
+            let run: Vec<ConstCmp> = cmps
+                .iter()
+                .map(|&(op, k)| ConstCmp {
+                    op,
+                    konst: Scalar::Bytes(k.to_le_bytes().to_vec()),
+                    unsigned: (false, false),
+                })
+                .collect();
+            let iv = Interval::of(&run, |c| match &c.konst {
+                Scalar::Bytes(b) => Some(i128::from_le_bytes(b.as_slice().try_into().ok()?)),
+                _ => None,
+            })
+            .unwrap();
+            let want = cmps.iter().all(|&(op, k)| op.ordering_test()(x.cmp(&k)));
+            prop_assert_eq!(iv.holds(x), want);
+        }
+    }
+
+    #[test]
+    fn a_null_safe_comparison_has_no_interval() {
+        let c = ConstCmp { op: CmpOp::NullEq, konst: Scalar::Int(1), unsigned: (false, false) };
+        assert_eq!(Interval::of(&[c], |_| Some(1)), None);
     }
 }

@@ -75,21 +75,6 @@ impl CmpOp {
             CmpOp::Ne => Ordering::is_ne,
         }
     }
-
-    /// Whether the operator holds for two non-NULL values ordered `o`: what
-    /// [`ordering_test`](Self::ordering_test) gives, without a call through a pointer (for
-    /// loops that test every row).
-    #[inline(always)]
-    pub fn holds(self, o: Ordering) -> bool {
-        match self {
-            CmpOp::Lt => o.is_lt(),
-            CmpOp::Le => o.is_le(),
-            CmpOp::Gt => o.is_gt(),
-            CmpOp::Ge => o.is_ge(),
-            CmpOp::Eq | CmpOp::NullEq => o.is_eq(),
-            CmpOp::Ne => o.is_ne(),
-        }
-    }
 }
 
 /// The operator and operand type of a comparison signature (100–165).
