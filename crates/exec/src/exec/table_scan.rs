@@ -311,72 +311,39 @@ impl TableRows {
         if col.source != Source::Row || cmps.is_empty() {
             return false;
         }
-        // What `new_column` makes of the column and `push_v2_fast` appends to it, and each
+        // What `new_column` makes of the column and `push_v2_fast` appends to it; each
         // constant as `Selection`'s direct comparison converts it for that column.
-        match (new_column(col, 0).data, col.kind) {
-            (ColData::Int(_), ValueKind::Int) => {
-                let Some(iv) = Interval::of(cmps, |c| match &c.konst {
-                    Scalar::Int(k) if !c.unsigned.0 => Some(int_key(*k, c.unsigned.1)),
-                    _ => None,
-                }) else {
-                    return false;
-                };
-                self.retain_typed(
-                    j,
-                    col,
-                    logical,
-                    |_, b| v2::decode_v2_i64(b).ok(),
-                    |x| iv.holds(i128::from(*x)),
-                )
-            }
-            (ColData::Fixed(f), ValueKind::Decimal) => {
-                let scale = f.scale;
-                let Some(iv) = Interval::of(cmps, |c| match &c.konst {
-                    Scalar::Decimal(d) => crate::fixed::at_scale(d, scale),
-                    _ => None,
-                }) else {
-                    return false;
-                };
-                self.retain_typed(
-                    j,
-                    col,
-                    logical,
-                    |dec, b| fixed_value(dec, b, scale),
-                    |x| iv.holds(*x),
-                )
-            }
+        let domain = match (new_column(col, 0).data, col.kind) {
+            (ColData::Int(_), ValueKind::Int) => Domain::Int,
+            (ColData::Fixed(f), ValueKind::Decimal) => Domain::Fixed(f.scale),
             (ColData::DateTime(_), ValueKind::Time)
                 if col.ft.time_type() != TimeType::Timestamp =>
             {
-                // Times compare as their packed forms do, so a DATE is compared undecoded
-                // when its decoding would check the year only (`Time::date_order`).
-                let Some(iv) = Interval::of(cmps, |c| match &c.konst {
-                    Scalar::DateTime(k) => Some(i128::from(k.to_packed_u64())),
-                    _ => None,
-                }) else {
-                    return false;
-                };
-                let (tt, fsp) = (col.ft.time_type(), col.ft.fsp());
-                self.retain_typed(
-                    j,
-                    col,
-                    logical,
-                    |_, b| match v2::decode_v2_u64(b)
-                        .ok()
-                        .and_then(|p| Time::date_order(p, tt, fsp))
-                    {
-                        Some(order) => Some(order),
-                        None => time_value(tt, fsp, b).map(|t| t.to_packed_u64()),
-                    },
-                    |x| iv.holds(i128::from(*x)),
-                )
+                Domain::Time(col.ft.time_type(), col.ft.fsp())
             }
-            _ => false,
+            _ => return false,
+        };
+        let Some(iv) = Interval::of(cmps, |c| domain.key(c)) else { return false };
+        match domain {
+            Domain::Int => {
+                self.retain_typed(j, col, logical, &iv, |_, b| v2::decode_v2_i64(b).ok())
+            }
+            Domain::Fixed(scale) => {
+                self.retain_typed(j, col, logical, &iv, |dec, b| fixed_value(dec, b, scale))
+            }
+            // Times compare as their packed forms do, so a DATE is compared undecoded when
+            // its decoding would check the year only (`Time::date_order`).
+            Domain::Time(tt, fsp) => self.retain_typed(j, col, logical, &iv, |_, b| {
+                match v2::decode_v2_u64(b).ok().and_then(|p| Time::date_order(p, tt, fsp)) {
+                    Some(order) => Some(order),
+                    None => time_value(tt, fsp, b).map(|t| t.to_packed_u64()),
+                }
+            }),
         }
     }
 
     /// Keeps the logical rows whose value of column `j` (`col`), decoded by `value` (the
-    /// typed path of [`push_v2_fast`], with the column's decimal decoder), `keep` accepts;
+    /// typed path of [`push_v2_fast`], with the column's decimal decoder), lies in `iv`;
     /// a NULL is never kept. Rows laid out as the learned shape are read from it; another
     /// row is walked, which learns its layout. `false`, with `logical` untouched, for
     /// anything else: a value `value` declines, a missing value, a row that is not v2 or
@@ -384,13 +351,13 @@ impl TableRows {
     /// every physical row). Out of line: inlined into the selection's loop, the three typed
     /// copies made Q6 cost 526 instructions a row under callgrind, against 461.
     #[inline(never)]
-    fn retain_typed<T>(
+    fn retain_typed<T: Into<i128>>(
         &self,
         j: usize,
         col: &ScanCol,
         logical: &mut Vec<u32>,
+        iv: &Interval,
         mut value: impl FnMut(&mut Option<BinI128Decoder>, &[u8]) -> Option<T>,
-        keep: impl Fn(&T) -> bool,
     ) -> bool {
         let mut decoder = self.cols.take_decoder(&[j], &[col]);
         let ColumnsDecoder { proj, shape, decs, .. } = &mut decoder;
@@ -429,7 +396,7 @@ impl TableRows {
             match found {
                 Some(Lookup::Value(b)) => match value(&mut dec, b) {
                     Some(x) => {
-                        if keep(&x) {
+                        if iv.holds(x.into()) {
                             kept.push(r);
                         }
                     }
@@ -699,6 +666,27 @@ fn run(
 /// column's values it orders as `cmp_int` orders them.
 fn int_key(k: i64, unsigned: bool) -> i128 {
     if unsigned { i128::from(k as u64) } else { i128::from(k) }
+}
+
+/// The domains [`TableRows::retain_cmp`] compares raw values in, each as an `i128`: signed
+/// integers, decimal mantissas at the column's scale, packed times of a type and fsp.
+#[derive(Debug, Clone, Copy)]
+enum Domain {
+    Int,
+    Fixed(u8),
+    Time(TimeType, u8),
+}
+
+impl Domain {
+    /// The constant of `c` in this domain; `None` when it has no form there.
+    fn key(self, c: &ConstCmp) -> Option<i128> {
+        match (self, &c.konst) {
+            (Domain::Int, Scalar::Int(k)) if !c.unsigned.0 => Some(int_key(*k, c.unsigned.1)),
+            (Domain::Fixed(scale), Scalar::Decimal(d)) => crate::fixed::at_scale(d, scale),
+            (Domain::Time(..), Scalar::DateTime(k)) => Some(i128::from(k.to_packed_u64())),
+            _ => None,
+        }
+    }
 }
 
 /// What a run of comparisons `x op k` keeps, over a domain that orders as integers do (signed
