@@ -159,21 +159,31 @@ async fn both_ways_over_mutual_tls_equal_local_and_strangers_are_refused() {
     let (mut sender, conn) =
         hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(s)).await.unwrap();
     tokio::spawn(conn);
-    let req = hyper::Request::get(format!("https://{worker_addr}/metrics"))
-        .body(Empty::<Bytes>::new())
-        .unwrap();
-    let resp = sender.send_request(req).await.unwrap();
-    assert_eq!(resp.status(), 200);
-    let text =
-        String::from_utf8(resp.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap();
-    let refused = |listener: &str, reason: &str| {
+    let refused = |text: &str, listener: &str, reason: &str| {
         metric(
-            &text,
+            text,
             &format!(
                 "rcop_worker_tls_refused_total{{listener=\"{listener}\",reason=\"{reason}\"}}"
             ),
         )
     };
+    // The client may see its connection fail before the server has counted the refusal:
+    // read the metrics until the plain-HTTP refusal shows, for at most 10 s.
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    let text = loop {
+        let req = hyper::Request::get(format!("https://{worker_addr}/metrics"))
+            .body(Empty::<Bytes>::new())
+            .unwrap();
+        let resp = sender.send_request(req).await.unwrap();
+        assert_eq!(resp.status(), 200);
+        let text = String::from_utf8(resp.into_body().collect().await.unwrap().to_bytes().to_vec())
+            .unwrap();
+        if refused(&text, "http", "handshake") >= 1 || tokio::time::Instant::now() > deadline {
+            break text;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    let refused = |listener: &str, reason: &str| refused(&text, listener, reason);
     assert!(refused("grpc", "not_allowed") >= 1, "{text}");
     assert!(refused("http", "not_allowed") + refused("http", "handshake") >= 1, "{text}");
     assert!(refused("http", "handshake") >= 1, "plain HTTP fails the handshake: {text}");
