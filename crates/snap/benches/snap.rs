@@ -169,6 +169,18 @@ impl KvSink for InPlace {
     fn push_in(&mut self, key: &[u8], value: &[u8], owner: &Bytes) {
         self.0.push_in(key, value, owner);
     }
+
+    #[inline(always)]
+    fn push_in_split(
+        &mut self,
+        head: &[u8],
+        suffix: &[u8],
+        value: &[u8],
+        owner: &Bytes,
+        _scratch: &mut Vec<u8>,
+    ) {
+        self.0.push_in_split(head, suffix, value, owner);
+    }
 }
 
 fn rebuild(c: &mut Criterion) {

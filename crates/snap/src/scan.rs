@@ -28,6 +28,26 @@ pub trait KvSink {
         let _ = owner;
         self.push(key, value);
     }
+
+    /// Appends one pair whose key is `head` followed by `suffix` (the scan of a block hands
+    /// its shared head, the keyspace prefix and the block's common prefix, apart from each
+    /// entry's suffix) and whose `value` is a slice of `owner`, as
+    /// [`push_in`](Self::push_in). A sink that copies keys can copy the two parts straight
+    /// where the key goes; the default assembles the key in `scratch` first.
+    #[inline]
+    fn push_in_split(
+        &mut self,
+        head: &[u8],
+        suffix: &[u8],
+        value: &[u8],
+        owner: &Bytes,
+        scratch: &mut Vec<u8>,
+    ) {
+        scratch.clear();
+        scratch.extend_from_slice(head);
+        scratch.extend_from_slice(suffix);
+        self.push_in(scratch, value, owner);
+    }
 }
 
 impl<F: FnMut(&[u8], &[u8])> KvSink for F {
@@ -89,6 +109,19 @@ impl KvSink for PairBuf {
         let k = self.arena.len();
         self.arena.extend_from_slice(value);
         self.ends.push((k, self.arena.len()));
+    }
+
+    #[inline]
+    fn push_in_split(
+        &mut self,
+        head: &[u8],
+        suffix: &[u8],
+        value: &[u8],
+        _owner: &Bytes,
+        _scratch: &mut Vec<u8>,
+    ) {
+        self.arena.extend_from_slice(head);
+        self.push(suffix, value);
     }
 }
 
@@ -623,6 +656,8 @@ pub struct Scanner<'a, S> {
     state: State,
     /// Outer key of the current key: shard prefix + inner key.
     key: Vec<u8>,
+    /// The fast path's head of the keys of a block: shard prefix + the block's prefix.
+    head: Vec<u8>,
     at: Vec<usize>,
     /// Fast path of the merge: `Some(i)` when only cursor `i` held the current key and every
     /// other cursor is at the [`fence`](Self::fence)'s key or beyond; until cursor `i` reaches
@@ -653,6 +688,7 @@ impl<'a, S: BlockSource> Scanner<'a, S> {
             desc: false,
             state: State::Idle,
             key: Vec::new(),
+            head: Vec::new(),
             at: Vec::new(),
             solo: None,
             fence: None,
@@ -797,6 +833,7 @@ impl<'a, S: BlockSource> Scanner<'a, S> {
         let Scanner {
             cursors,
             key,
+            head,
             range,
             desc,
             read_ts,
@@ -830,7 +867,8 @@ impl<'a, S: BlockSource> Scanner<'a, S> {
         let fence_key = f.map(|f| f.key());
         if !*desc {
             let bounds = RunBounds { end: &range.end, fence: fence_key, read_ts: *read_ts };
-            let mut run = SoloRun { outer: snap.range.prefix(), key, n: 0, keys: 0, bytes: 0 };
+            let outer = snap.range.prefix();
+            let mut run = SoloRun { outer, head, scratch: key, n: 0, keys: 0, bytes: 0 };
             let stop = run.forward(c, &bounds, max_pairs, max_keys, out);
             // Counted even when a block read fails partway.
             *keys_seen += run.keys;
@@ -1020,8 +1058,10 @@ enum RunStop {
 struct SoloRun<'k> {
     /// The keyspace prefix of every outer key.
     outer: &'k [u8],
-    /// The outer key: `outer`, the block's prefix, then each entry's suffix.
-    key: &'k mut Vec<u8>,
+    /// `outer` and the block's prefix: what each entry's suffix follows.
+    head: &'k mut Vec<u8>,
+    /// Where a sink that does not take the key in parts has it assembled.
+    scratch: &'k mut Vec<u8>,
     /// Pairs appended.
     n: usize,
     /// Keys examined.
@@ -1054,10 +1094,10 @@ impl SoloRun<'_> {
             let end_clear = b.end.is_empty() || run.cmp_last(b.end) == Some(Ordering::Less);
             let fence_clear = b.fence.is_none_or(|f| run.cmp_last(f) == Some(Ordering::Less));
             let owner = run.bytes();
-            let head = self.outer.len() + run.prefix().len();
-            self.key.clear();
-            self.key.extend_from_slice(self.outer);
-            self.key.extend_from_slice(run.prefix());
+            self.head.clear();
+            self.head.extend_from_slice(self.outer);
+            self.head.extend_from_slice(run.prefix());
+            let head = self.head.len();
             let (mut taken, mut stop) = (0usize, None);
             for (suffix, v) in run.clone() {
                 if self.n >= max_pairs || self.keys >= max_keys {
@@ -1080,12 +1120,10 @@ impl SoloRun<'_> {
                     break;
                 }
                 let value: &[u8] = if v.meta & BIT_DELETE != 0 { &[] } else { v.value };
-                self.key.truncate(head);
-                self.key.extend_from_slice(suffix);
                 self.keys += 1;
-                self.bytes += (self.key.len() + value.len()) as u64;
+                self.bytes += (head + suffix.len() + value.len()) as u64;
                 if !value.is_empty() {
-                    out.push_in(self.key, value, owner);
+                    out.push_in_split(self.head, suffix, value, owner, self.scratch);
                     self.n += 1;
                 }
                 taken += 1;
