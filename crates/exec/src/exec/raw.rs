@@ -79,6 +79,24 @@ impl RawRows {
         }
     }
 
+    /// Calls `each` with the values of the string columns `js` of each logical row, in
+    /// order, read straight from the scan's rows (`None`: NULL): the bytes decoding the
+    /// columns gives, without decoding them. Stops when `each` returns `false`. `false` when
+    /// `each` stopped or the values cannot be read that way (the rows come from an index
+    /// scan, a column is not a string read from the row value, a value is missing from its
+    /// row, a row does not decode): the caller then decodes the columns.
+    pub(crate) fn string_cells<'s>(
+        &'s self,
+        js: &[usize],
+        logical: &[u32],
+        each: impl FnMut(&[Option<&'s [u8]>]) -> bool,
+    ) -> bool {
+        match &self.0 {
+            Inner::Table(t) => t.string_cells(js, logical, each),
+            Inner::Index(_) => false,
+        }
+    }
+
     fn decode_into(
         &self,
         js: &[usize],

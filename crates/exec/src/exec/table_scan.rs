@@ -422,6 +422,68 @@ impl TableRows {
         ok
     }
 
+    /// [`RawRows::string_cells`] over a table scan's rows: the columns `js` must be string
+    /// columns read from the row value (what [`push_v2_fast`] copies as they are). Rows laid
+    /// out as the learned shape are read from it; another v2 row is walked, which learns its
+    /// layout.
+    pub(crate) fn string_cells<'s>(
+        &'s self,
+        js: &[usize],
+        logical: &[u32],
+        mut each: impl FnMut(&[Option<&'s [u8]>]) -> bool,
+    ) -> bool {
+        let Some(cols) = js.iter().map(|&j| self.cols.cols.get(j)).collect::<Option<Vec<_>>>()
+        else {
+            return false;
+        };
+        let strings = cols.iter().all(|c| {
+            c.source == Source::Row
+                && c.kind == ValueKind::Bytes
+                && matches!(new_column(c, 0).data, ColData::Bytes(_))
+        });
+        if js.is_empty() || !strings {
+            return false;
+        }
+        let mut decoder = self.cols.take_decoder(js, &cols);
+        let ColumnsDecoder { proj, shape, .. } = &mut decoder;
+        let mut cells = vec![Lookup::Missing; js.len()];
+        let mut parts: Vec<Option<&[u8]>> = vec![None; js.len()];
+        let mut ok = true;
+        for &r in logical {
+            let Some(v) = self.kv.value(r as usize) else {
+                ok = false;
+                break;
+            };
+            // A NULL is `None`; a missing value (the column's default) or a corrupt row
+            // sends the batch to the decoder, which takes the default or names the defect.
+            let part = |cell: Option<Lookup<'s>>, p: &mut Option<&'s [u8]>| match cell {
+                Some(Lookup::Value(b)) => {
+                    *p = Some(b);
+                    true
+                }
+                Some(Lookup::Null) => {
+                    *p = None;
+                    true
+                }
+                Some(Lookup::Missing) | None => false,
+            };
+            let read = match shape.view(v) {
+                Some(row) => parts.iter_mut().enumerate().all(|(k, p)| part(row.get(k), p)),
+                None => {
+                    v.first() == Some(&v2::CODEC_VER)
+                        && proj.decode_into_cached(v, &mut cells, shape).is_ok()
+                        && parts.iter_mut().zip(&cells).all(|(p, c)| part(Some(*c), p))
+                }
+            };
+            if !read || !each(&parts) {
+                ok = false;
+                break;
+            }
+        }
+        self.cols.keep_decoder(decoder);
+        ok
+    }
+
     /// The error of row `r`, which a shape viewed but whose value offsets are out of order:
     /// what walking it reports.
     #[cold]

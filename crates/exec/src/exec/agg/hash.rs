@@ -10,16 +10,17 @@ use std::time::Instant;
 
 use rcop_proto::tipb;
 
-use crate::batch::Batch;
+use crate::batch::{Batch, LazyCol};
 use crate::column::{Scalar, VecCol};
 use crate::ctx::{EvalConfig, EvalContext};
 use crate::error::{Error, Result};
-use crate::exec::agg::key::{encode_key, pack_short_key, short_key};
+use crate::exec::agg::key::{encode_key, pack_short_key, short_key, short_key_of_bytes};
 use crate::exec::agg::{Aggregates, batch_of, build_group_by};
 use crate::exec::{BATCH_MAX_SIZE, BatchResult, ExecEnv, ExecStats, Executor, ScanCounters};
+use crate::expr::build::NodeKind;
 use crate::expr::{Node, eval};
 use crate::limits::scalars_bytes;
-use crate::types::{Collation, FieldType};
+use crate::types::{Collation, EvalType, FieldType};
 
 /// The bytes a packed key's map entry takes: the `(u128, u32)` slot padded to 32 bytes,
 /// its control byte, and the table's spare room (at most half empty after a resize).
@@ -77,7 +78,12 @@ pub struct AggregationExecutor {
     child: Box<dyn Executor>,
     aggs: Aggregates,
     group_by: Vec<Node>,
+    /// Each GROUP BY item's collation (binary for a non-string).
+    colls: Vec<Collation>,
+    /// The columns the aggregates and the GROUP BY items read.
     refs: Vec<usize>,
+    /// The columns the aggregates read.
+    agg_refs: Vec<usize>,
     schema: Vec<FieldType>,
     /// Groups by encoded key: keys of at most `SHORT_KEY` bytes packed into a `u128` (no
     /// allocation, one-word hashing and comparison), longer ones as byte vectors.
@@ -110,11 +116,16 @@ impl AggregationExecutor {
         let child_schema = child.schema().to_vec();
         let aggs = Aggregates::build(&agg.agg_func, &child_schema, cfg, max_depth)?;
         let group_by = build_group_by(&agg.group_by, &child_schema, cfg, max_depth)?;
-        let mut refs = Vec::new();
-        aggs.column_refs(&mut refs);
+        let mut agg_refs = Vec::new();
+        aggs.column_refs(&mut agg_refs);
+        agg_refs.sort_unstable();
+        agg_refs.dedup();
+        let mut refs = agg_refs.clone();
         group_by.iter().for_each(|g| g.column_refs(&mut refs));
         refs.sort_unstable();
         refs.dedup();
+        let colls =
+            group_by.iter().map(|e| e.ft.collation().unwrap_or(Collation::Binary)).collect();
         let mut schema = Vec::new();
         aggs.out_fts(&mut schema);
         schema.extend(group_by.iter().map(Node::ft_for_output));
@@ -122,7 +133,9 @@ impl AggregationExecutor {
             child,
             aggs,
             group_by,
+            colls,
             refs,
+            agg_refs,
             schema,
             short: HashMap::with_hasher(foldhash::fast::RandomState::default()),
             recent: Recent::new(),
@@ -146,12 +159,18 @@ impl AggregationExecutor {
     }
 
     fn consume_batch(&mut self, batch: &mut Batch, ctx: &mut EvalContext) -> Result<()> {
+        let n = batch.len();
+        // String keys still raw are grouped from the scan's rows, and never decoded.
+        let from_rows = if self.group_by.is_empty() { None } else { self.row_group_ids(batch)? };
         // Gather the read columns once rather than once per expression reading them (the
         // raw ones decoded for the logical rows only).
-        batch.ensure_compact(&self.refs, ctx)?;
-        let n = batch.len();
-        let g: Vec<u32> =
-            if self.group_by.is_empty() { vec![0; n] } else { self.group_ids(batch, ctx)? };
+        let refs = if from_rows.is_some() { &self.agg_refs } else { &self.refs };
+        batch.ensure_compact(refs, ctx)?;
+        let g: Vec<u32> = match from_rows {
+            Some(g) => g,
+            None if self.group_by.is_empty() => vec![0; n],
+            None => self.group_ids(batch, ctx)?,
+        };
         self.aggs.update(batch, &g, ctx)?;
         // Accounted once per batch: at most a batch of groups past the budget.
         let now = self.group_bytes + self.aggs.heap_bytes();
@@ -167,12 +186,10 @@ impl AggregationExecutor {
         let mut ids = Vec::with_capacity(n);
         let mut buf = Vec::new();
         let mut scratch = Vec::new();
-        let colls: Vec<Collation> =
-            self.group_by.iter().map(|e| e.ft.collation().unwrap_or(Collation::Binary)).collect();
         for i in 0..n {
             // Short string and integer keys are packed straight into a word; anything
             // else goes through the byte encoding (packed too when short).
-            let short = match short_key(&keys, &colls, i) {
+            let short = match short_key(&keys, &self.colls, i) {
                 Some(k) => Some(k),
                 None => {
                     buf.clear();
@@ -182,43 +199,99 @@ impl AggregationExecutor {
                     pack_short_key(&buf)
                 }
             };
-            let known = match short {
-                Some(k) => self.recent.get(k).or_else(|| {
-                    let id = self.short.get(&k).copied();
-                    if let Some(id) = id {
-                        self.recent.put(k, id);
-                    }
-                    id
-                }),
-                None => self.map.get(buf.as_slice()).copied(),
-            };
-            let id = match known {
-                Some(id) => id,
-                None => {
-                    let id =
-                        u32::try_from(self.groups).map_err(|_| Error::Overflow("group count"))?;
-                    let key_bytes = match short {
-                        Some(k) => {
-                            self.short.insert(k, id);
-                            self.recent.put(k, id);
-                            SHORT_ENTRY_BYTES
-                        }
-                        None => {
-                            self.map.insert(buf.clone(), id);
-                            LONG_ENTRY_BYTES + buf.len()
-                        }
-                    };
-                    let values: Vec<Scalar> = keys.iter().map(|k| k.scalar_at(i)).collect();
-                    self.group_bytes += key_bytes + scalars_bytes(&values) + self.per_group;
-                    self.group_values.push(values);
-                    self.groups += 1;
-                    id
-                }
-            };
-            ids.push(id);
+            let values = || keys.iter().map(|k| k.scalar_at(i)).collect();
+            ids.push(self.group_of(short, &buf, values)?);
         }
         self.aggs.grow(self.groups);
         Ok(ids)
+    }
+
+    /// The group ids of the logical rows read straight from the scan's rows, when every
+    /// GROUP BY item is a string column the batch holds raw and each row's key packs into a
+    /// word ([`short_key_of_bytes`]): the groups [`group_ids`](Self::group_ids) finds,
+    /// without decoding the key columns. `None` otherwise; the groups met by then are kept,
+    /// and `group_ids` finds them again.
+    fn row_group_ids(&mut self, batch: &Batch) -> Result<Option<Vec<u32>>> {
+        let Some(raw) = &batch.raw else { return Ok(None) };
+        let mut js = Vec::with_capacity(self.group_by.len());
+        for e in &self.group_by {
+            match e.kind {
+                NodeKind::Column(o)
+                    if e.et == EvalType::Bytes
+                        && matches!(batch.cols.get(o), Some(LazyCol::Raw)) =>
+                {
+                    js.push(o);
+                }
+                _ => return Ok(None),
+            }
+        }
+        let colls = self.colls.clone();
+        let mut ids = Vec::with_capacity(batch.len());
+        let mut failed = None;
+        let read = raw.string_cells(&js, &batch.logical, |parts| {
+            let Some(k) = short_key_of_bytes(parts, &colls) else { return false };
+            let values = || {
+                let value =
+                    |p: &Option<&[u8]>| p.map_or(Scalar::Null, |b| Scalar::Bytes(b.to_vec()));
+                parts.iter().map(value).collect()
+            };
+            match self.group_of(Some(k), &[], values) {
+                Ok(id) => {
+                    ids.push(id);
+                    true
+                }
+                Err(e) => {
+                    failed = Some(e);
+                    false
+                }
+            }
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        self.aggs.grow(self.groups);
+        Ok(read.then_some(ids))
+    }
+
+    /// The group of a row's key, packed (`short`) or else encoded in `buf`; a new group
+    /// takes the key's values from `values`.
+    #[inline]
+    fn group_of(
+        &mut self,
+        short: Option<u128>,
+        buf: &[u8],
+        values: impl FnOnce() -> Vec<Scalar>,
+    ) -> Result<u32> {
+        let known = match short {
+            Some(k) => self.recent.get(k).or_else(|| {
+                let id = self.short.get(&k).copied();
+                if let Some(id) = id {
+                    self.recent.put(k, id);
+                }
+                id
+            }),
+            None => self.map.get(buf).copied(),
+        };
+        if let Some(id) = known {
+            return Ok(id);
+        }
+        let id = u32::try_from(self.groups).map_err(|_| Error::Overflow("group count"))?;
+        let key_bytes = match short {
+            Some(k) => {
+                self.short.insert(k, id);
+                self.recent.put(k, id);
+                SHORT_ENTRY_BYTES
+            }
+            None => {
+                self.map.insert(buf.to_vec(), id);
+                LONG_ENTRY_BYTES + buf.len()
+            }
+        };
+        let values: Vec<Scalar> = values();
+        self.group_bytes += key_bytes + scalars_bytes(&values) + self.per_group;
+        self.group_values.push(values);
+        self.groups += 1;
+        Ok(id)
     }
 
     fn finish(&mut self) -> Result<Vec<VecCol>> {

@@ -150,45 +150,82 @@ pub(crate) fn pack_short_key(key: &[u8]) -> Option<u128> {
 /// of Q1's grouping time.
 #[inline]
 pub(crate) fn short_key(keys: &[Value<'_>], colls: &[Collation], i: usize) -> Option<u128> {
-    // The packed word so far, and the next byte to fill (byte `j` is bits `8j..8j + 8`, as
-    // `u128::from_le_bytes` reads them).
-    let mut w = 0u128;
-    let mut at = 0usize;
+    let mut w = ShortKey::default();
     for (k, coll) in keys.iter().zip(colls) {
         let col = k.col()?;
         if !col.valid.get(i) {
-            // A NULL is the byte 0: nothing to set, one byte further.
-            at += 1;
-            if at > SHORT_KEY {
-                return None;
-            }
+            w.null()?;
             continue;
         }
         match &col.data {
-            ColData::Bytes(d) => {
-                let v = coll.byte_key(d.get(i))?;
-                let end = at.checked_add(5 + v.len()).filter(|e| *e <= SHORT_KEY)?;
-                // The tag 4, the length as a little-endian u32, then the bytes.
-                let mut part = 4u128 | (v.len() as u128) << 8;
-                for (j, &b) in v.iter().enumerate() {
-                    part |= u128::from(b) << (8 * (5 + j));
-                }
-                w |= part << (8 * at);
-                at = end;
-            }
-            ColData::Int(d) => {
-                if at + 9 > SHORT_KEY {
-                    return None;
-                }
-                // The tag 1, then the value as little-endian bytes.
-                let x = d.get(i).copied().unwrap_or(0) as u64;
-                w |= (1u128 | u128::from(x) << 8) << (8 * at);
-                at += 9;
-            }
+            ColData::Bytes(d) => w.bytes(coll.byte_key(d.get(i))?)?,
+            ColData::Int(d) => w.int(d.get(i).copied().unwrap_or(0))?,
             _ => return None,
         }
     }
-    Some(w | (at as u128) << 120)
+    Some(w.word())
+}
+
+/// [`short_key`] of string keys given as their bytes (`None`: NULL), each compared under
+/// its collation of `colls`: the word the same values decoded into columns give.
+#[inline]
+pub(crate) fn short_key_of_bytes(parts: &[Option<&[u8]>], colls: &[Collation]) -> Option<u128> {
+    let mut w = ShortKey::default();
+    for (p, coll) in parts.iter().zip(colls) {
+        match p {
+            None => w.null()?,
+            Some(b) => w.bytes(coll.byte_key(b)?)?,
+        }
+    }
+    Some(w.word())
+}
+
+/// A packed key being built: the word so far and the next byte to fill (byte `j` is bits
+/// `8j..8j + 8`, as `u128::from_le_bytes` reads them). Each part is `None` once the key
+/// passes [`SHORT_KEY`] bytes.
+#[derive(Default)]
+struct ShortKey {
+    w: u128,
+    at: usize,
+}
+
+impl ShortKey {
+    /// A NULL: the byte 0, so nothing to set, one byte further.
+    #[inline(always)]
+    fn null(&mut self) -> Option<()> {
+        self.at += 1;
+        (self.at <= SHORT_KEY).then_some(())
+    }
+
+    /// A string's collation key `v`: the tag 4, the length as a little-endian u32, the bytes.
+    #[inline(always)]
+    fn bytes(&mut self, v: &[u8]) -> Option<()> {
+        let end = self.at.checked_add(5 + v.len()).filter(|e| *e <= SHORT_KEY)?;
+        let mut part = 4u128 | (v.len() as u128) << 8;
+        for (j, &b) in v.iter().enumerate() {
+            part |= u128::from(b) << (8 * (5 + j));
+        }
+        self.w |= part << (8 * self.at);
+        self.at = end;
+        Some(())
+    }
+
+    /// An integer: the tag 1, then the value as little-endian bytes.
+    #[inline(always)]
+    fn int(&mut self, x: i64) -> Option<()> {
+        if self.at + 9 > SHORT_KEY {
+            return None;
+        }
+        self.w |= (1u128 | u128::from(x as u64) << 8) << (8 * self.at);
+        self.at += 9;
+        Some(())
+    }
+
+    /// The packed key: the parts, and their length in the top byte.
+    #[inline(always)]
+    fn word(&self) -> u128 {
+        self.w | (self.at as u128) << 120
+    }
 }
 
 #[cfg(test)]
