@@ -448,24 +448,24 @@ impl TableRows {
         let ColumnsDecoder { proj, shape, .. } = &mut decoder;
         let mut cells = vec![Lookup::Missing; js.len()];
         let mut parts: Vec<Option<&[u8]>> = vec![None; js.len()];
+        // A NULL is `None`; a missing value (the column's default) or a corrupt row sends
+        // the batch to the decoder, which takes the default or names the defect.
+        let part = |cell: Option<Lookup<'s>>, p: &mut Option<&'s [u8]>| match cell {
+            Some(Lookup::Value(b)) => {
+                *p = Some(b);
+                true
+            }
+            Some(Lookup::Null) => {
+                *p = None;
+                true
+            }
+            Some(Lookup::Missing) | None => false,
+        };
         let mut ok = true;
         for &r in logical {
             let Some(v) = self.kv.value(r as usize) else {
                 ok = false;
                 break;
-            };
-            // A NULL is `None`; a missing value (the column's default) or a corrupt row
-            // sends the batch to the decoder, which takes the default or names the defect.
-            let part = |cell: Option<Lookup<'s>>, p: &mut Option<&'s [u8]>| match cell {
-                Some(Lookup::Value(b)) => {
-                    *p = Some(b);
-                    true
-                }
-                Some(Lookup::Null) => {
-                    *p = None;
-                    true
-                }
-                Some(Lookup::Missing) | None => false,
             };
             let read = match shape.view(v) {
                 Some(row) => parts.iter_mut().enumerate().all(|(k, p)| part(row.get(k), p)),

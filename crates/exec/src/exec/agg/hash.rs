@@ -71,6 +71,31 @@ impl Recent {
     }
 }
 
+/// GROUP BY items whose keys can be read from a scan's rows: every one a column of strings
+/// under a collation that compares bytes ([`Collation::byte_key`]).
+#[derive(Debug)]
+struct RowKeys {
+    /// The items' column offsets.
+    cols: Vec<usize>,
+    /// Their collations.
+    colls: Vec<Collation>,
+}
+
+impl RowKeys {
+    fn of(group_by: &[Node], colls: &[Collation]) -> Option<RowKeys> {
+        let byte_keys = colls.iter().all(|c| c.byte_key(b"").is_some());
+        if group_by.is_empty() || !byte_keys {
+            return None;
+        }
+        let col = |e: &Node| match e.kind {
+            NodeKind::Column(o) if e.et == EvalType::Bytes => Some(o),
+            _ => None,
+        };
+        let cols = group_by.iter().map(col).collect::<Option<Vec<_>>>()?;
+        Some(RowKeys { cols, colls: colls.to_vec() })
+    }
+}
+
 /// The hash aggregation executor (with no GROUP BY it computes one group, as simple
 /// aggregation does).
 #[derive(Debug)]
@@ -84,6 +109,9 @@ pub struct AggregationExecutor {
     refs: Vec<usize>,
     /// The columns the aggregates read.
     agg_refs: Vec<usize>,
+    /// How keys are read straight from the scan's rows, while that is tried (see
+    /// [`row_group_ids`](Self::row_group_ids)).
+    row_keys: Option<RowKeys>,
     schema: Vec<FieldType>,
     /// Groups by encoded key: keys of at most `SHORT_KEY` bytes packed into a `u128` (no
     /// allocation, one-word hashing and comparison), longer ones as byte vectors.
@@ -124,8 +152,9 @@ impl AggregationExecutor {
         group_by.iter().for_each(|g| g.column_refs(&mut refs));
         refs.sort_unstable();
         refs.dedup();
-        let colls =
+        let colls: Vec<Collation> =
             group_by.iter().map(|e| e.ft.collation().unwrap_or(Collation::Binary)).collect();
+        let row_keys = RowKeys::of(&group_by, &colls);
         let mut schema = Vec::new();
         aggs.out_fts(&mut schema);
         schema.extend(group_by.iter().map(Node::ft_for_output));
@@ -136,6 +165,7 @@ impl AggregationExecutor {
             colls,
             refs,
             agg_refs,
+            row_keys,
             schema,
             short: HashMap::with_hasher(foldhash::fast::RandomState::default()),
             recent: Recent::new(),
@@ -161,7 +191,7 @@ impl AggregationExecutor {
     fn consume_batch(&mut self, batch: &mut Batch, ctx: &mut EvalContext) -> Result<()> {
         let n = batch.len();
         // String keys still raw are grouped from the scan's rows, and never decoded.
-        let from_rows = if self.group_by.is_empty() { None } else { self.row_group_ids(batch)? };
+        let from_rows = self.row_group_ids(batch)?;
         // Gather the read columns once rather than once per expression reading them (the
         // raw ones decoded for the logical rows only).
         let refs = if from_rows.is_some() { &self.agg_refs } else { &self.refs };
@@ -206,30 +236,26 @@ impl AggregationExecutor {
         Ok(ids)
     }
 
-    /// The group ids of the logical rows read straight from the scan's rows, when every
-    /// GROUP BY item is a string column the batch holds raw and each row's key packs into a
-    /// word ([`short_key_of_bytes`]): the groups [`group_ids`](Self::group_ids) finds,
-    /// without decoding the key columns. `None` otherwise; the groups met by then are kept,
-    /// and `group_ids` finds them again.
+    /// The group ids of the logical rows read straight from the scan's rows, when the GROUP
+    /// BY items are string columns with a byte key ([`RowKeys`]) that the batch holds raw and
+    /// each row's key packs into a word ([`short_key_of_bytes`]): the groups
+    /// [`group_ids`](Self::group_ids) finds, without decoding the key columns. `None`
+    /// otherwise; the groups met by then are kept, and `group_ids` finds them again. Once
+    /// the rows decline (a key too long, a column missing from a row), later batches are
+    /// not tried: their keys would be read twice.
     fn row_group_ids(&mut self, batch: &Batch) -> Result<Option<Vec<u32>>> {
         let Some(raw) = &batch.raw else { return Ok(None) };
-        let mut js = Vec::with_capacity(self.group_by.len());
-        for e in &self.group_by {
-            match e.kind {
-                NodeKind::Column(o)
-                    if e.et == EvalType::Bytes
-                        && matches!(batch.cols.get(o), Some(LazyCol::Raw)) =>
-                {
-                    js.push(o);
-                }
-                _ => return Ok(None),
-            }
+        if !self.row_keys.as_ref().is_some_and(|rk| {
+            rk.cols.iter().all(|&o| matches!(batch.cols.get(o), Some(LazyCol::Raw)))
+        }) {
+            return Ok(None);
         }
-        let colls = self.colls.clone();
+        // Out of `self` while the groups are found; put back unless the rows declined.
+        let Some(rk) = self.row_keys.take() else { return Ok(None) };
         let mut ids = Vec::with_capacity(batch.len());
         let mut failed = None;
-        let read = raw.string_cells(&js, &batch.logical, |parts| {
-            let Some(k) = short_key_of_bytes(parts, &colls) else { return false };
+        let read = raw.string_cells(&rk.cols, &batch.logical, |parts| {
+            let Some(k) = short_key_of_bytes(parts, &rk.colls) else { return false };
             let values = || {
                 let value =
                     |p: &Option<&[u8]>| p.map_or(Scalar::Null, |b| Scalar::Bytes(b.to_vec()));
@@ -250,7 +276,11 @@ impl AggregationExecutor {
             return Err(e);
         }
         self.aggs.grow(self.groups);
-        Ok(read.then_some(ids))
+        if !read {
+            return Ok(None);
+        }
+        self.row_keys = Some(rk);
+        Ok(Some(ids))
     }
 
     /// The group of a row's key, packed (`short`) or else encoded in `buf`; a new group
