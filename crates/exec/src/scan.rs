@@ -71,6 +71,12 @@ struct Loc {
     seg: u32,
 }
 
+/// How many of the last pinned buffers [`KvBatch::pin`] looks through before pinning a
+/// buffer again: a merge of overlapping sources takes its values from the current block of
+/// each source in turn, and pinning one anew for every value cost a reference count each
+/// way and a segment a pair.
+const PIN_LOOKBACK: usize = 4;
+
 /// [`Loc::end`] meaning "to the end of the buffer": the part is a whole pinned buffer of its
 /// own, whatever its length. No other `Loc` ends there.
 const WHOLE: u32 = u32::MAX;
@@ -161,8 +167,9 @@ impl KvBatch {
 
     /// Appends one pair whose value lies inside `owner` (checked: a value outside it, or a
     /// buffer the batch cannot index, is copied instead). The key is copied; the value is
-    /// read in place, `owner` pinned until the batch is cleared. Consecutive values of one
-    /// buffer pin it once.
+    /// read in place, `owner` pinned until the batch is cleared. Values of a buffer pin it
+    /// once while it is one of the last few buffers pinned (a merge alternates between
+    /// the blocks of its sources).
     #[inline(always)]
     pub fn push_in(&mut self, key: &[u8], value: &[u8], owner: &Bytes) {
         let k = self.copy(key);
@@ -253,20 +260,24 @@ impl KvBatch {
         Loc::at(seg, start, end)
     }
 
-    /// The segment of `owner`, pinning it unless it is the last buffer pinned; `None` when
-    /// the batch has no segment number left.
+    /// The segment of `owner`, pinning it unless it is one of the last [`PIN_LOOKBACK`]
+    /// buffers pinned; `None` when the batch has no segment number left.
     #[inline(always)]
     fn pin(&mut self, owner: &Bytes) -> Option<u32> {
-        let same = self
-            .pinned
-            .last()
-            .is_some_and(|p| p.as_ptr() == owner.as_ptr() && p.len() == owner.len());
-        if !same {
-            if self.pinned.len() >= u32::MAX as usize - 1 {
-                return None;
-            }
-            self.pinned.push(owner.clone());
+        let n = self.pinned.len();
+        let same = |p: &Bytes| p.as_ptr() == owner.as_ptr() && p.len() == owner.len();
+        // Segment numbers start at 1 (0 is the arena): the last buffer pinned is `n`.
+        if self.pinned.last().is_some_and(same) {
+            return Some(n as u32);
         }
+        let mut older = self.pinned.iter().rev().take(PIN_LOOKBACK).skip(1);
+        if let Some(back) = older.position(same) {
+            return Some((n - 1 - back) as u32);
+        }
+        if n >= u32::MAX as usize - 1 {
+            return None;
+        }
+        self.pinned.push(owner.clone());
         Some(self.pinned.len() as u32)
     }
 
@@ -601,6 +612,31 @@ mod tests {
         b.push_in(b"k", &block[0..4], &block);
         drop(std::mem::take(&mut block));
         assert_eq!(b.get(0).unwrap(), (&b"k"[..], &b"key1"[..]));
+    }
+
+    #[test]
+    fn values_alternating_between_blocks_pin_each_block_once() {
+        // Values taken in turn from the blocks of a merge's sources, then from more blocks
+        // than the batch looks back through.
+        let blocks: Vec<Bytes> = (0u8..6).map(|i| Bytes::from(vec![b'a' + i; 8])).collect();
+        let mut b = KvBatch::new();
+        for i in 0..10 {
+            let block = &blocks[i % 2];
+            b.push_in(b"k", &block[i % 4..i % 4 + 2], block);
+        }
+        assert_eq!(b.pinned.len(), 2);
+        for block in &blocks {
+            b.push_in(b"k", &block[..1], block);
+        }
+        // Blocks 0 and 1 are still among the last four pinned; 2 to 5 are new.
+        assert_eq!(b.pinned.len(), 6);
+        // Block 0 is now five back: pinned again.
+        b.push_in(b"k", &blocks[0][..3], &blocks[0]);
+        assert_eq!(b.pinned.len(), 7);
+        let values: Vec<&[u8]> = b.iter().map(|(_, v)| v).collect();
+        assert_eq!(values[..2], [&b"aa"[..], &b"bb"[..]]);
+        assert_eq!(values[10..], [&b"a"[..], b"b", b"c", b"d", b"e", b"f", b"aaa"]);
+        assert_eq!(b.copied_len(), 17);
     }
 
     proptest::proptest! {
