@@ -799,17 +799,25 @@ impl<'a, S: BlockSource> Scanner<'a, S> {
                     }
                 }
             }
-            let Some(found) = self.peek()? else {
+            let Some(found) = self.find()? else {
                 return Ok(ScanStatus::Done);
             };
+            // The key is handed as the keyspace prefix and the cursor's inner key, which a
+            // sink copies straight into place; it is assembled only for a memtable value.
             if let Some(v) = found
                 && let Some(c) = self.cursors.get(v.cursor)
             {
                 let value = c.resolved_value();
                 if !value.is_empty() {
+                    let prefix = self.snap.range.prefix();
                     match c.resolved_owner() {
-                        Some(owner) => out.push_in(&self.key, value, owner),
-                        None => out.push(&self.key, value),
+                        Some(owner) => {
+                            out.push_in_split(prefix, c.key(), value, owner, &mut self.key)
+                        }
+                        None => {
+                            self.snap.range.outer_key_into(c.key(), &mut self.key);
+                            out.push(&self.key, value);
+                        }
                     }
                     n += 1;
                 }
@@ -922,10 +930,22 @@ impl<'a, S: BlockSource> Scanner<'a, S> {
     /// `None` when the range is exhausted, `Some(None)` for a key with no version at the
     /// read ts. The key is in `self.key`; call [`advance`](Self::advance) to step past it.
     pub(crate) fn peek(&mut self) -> Result<Option<Option<Visible>>> {
+        let found = self.find()?;
+        if found.is_some() {
+            let Scanner { cursors, key, at, snap, .. } = self;
+            let k = at.first().and_then(|&i| cursors.get(i)).map_or(&[][..], |c| c.key());
+            snap.range.outer_key_into(k, key);
+        }
+        Ok(found)
+    }
+
+    /// [`peek`](Self::peek) without the outer key: the current key is the inner key of
+    /// every cursor in `at`.
+    fn find(&mut self) -> Result<Option<Option<Visible>>> {
         if self.state != State::Running {
             return Ok(None);
         }
-        let Scanner { cursors, key, at, range, desc, read_ts, snap, solo, fence, .. } = self;
+        let Scanner { cursors, at, range, desc, read_ts, snap, solo, fence, .. } = self;
         at.clear();
         // The fast path: the cursor alone on the previous key is still before every other.
         let mut best: Option<&[u8]> = None;
@@ -992,7 +1012,7 @@ impl<'a, S: BlockSource> Scanner<'a, S> {
             self.state = State::Done;
             return Ok(None);
         }
-        snap.range.outer_key_into(k, key);
+        let key_len = snap.range.prefix().len() + k.len();
         let mut win: Option<Visible> = None;
         for &i in at.iter() {
             if let Some(c) = cursors.get_mut(i)
@@ -1005,7 +1025,7 @@ impl<'a, S: BlockSource> Scanner<'a, S> {
         let value_len =
             win.and_then(|w| cursors.get(w.cursor)).map_or(0, |c| c.resolved_value().len());
         self.keys_seen += 1;
-        self.bytes_seen += (key.len() + value_len) as u64;
+        self.bytes_seen += (key_len + value_len) as u64;
         Ok(Some(win))
     }
 
