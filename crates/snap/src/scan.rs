@@ -803,7 +803,8 @@ impl<'a, S: BlockSource> Scanner<'a, S> {
                 return Ok(ScanStatus::Done);
             };
             // The key is handed as the keyspace prefix and the cursor's inner key, which a
-            // sink copies straight into place; it is assembled only for a memtable value.
+            // sink copies straight into place; it is assembled only for a value no block
+            // holds (a memtable value, an old version read into its own buffer).
             if let Some(v) = found
                 && let Some(c) = self.cursors.get(v.cursor)
             {
