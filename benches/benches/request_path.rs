@@ -13,6 +13,9 @@
 //!   (`Engine::handle_split`);
 //! - `split/worker1/{q}` and `split/worker2/{q}`: `Worker::handle_coprocessor` warm on two
 //!   compute threads with `cop-parallelism = 1` (whole) and `2` (two parts);
+//! - `split/pair/{q}` and `split/engine_pair/{q}`: two whole requests at once on those two
+//!   threads (the worker) or two threads (the engine): what two cores give two independent
+//!   requests, the ceiling a split of one request is read against;
 //! - `split_size/{whole,two}/q6_{rows}`: the same two workers on Q6 over the first `rows`
 //!   rows only, from 1,000 rows up to the whole table: where a two-part split starts to pay,
 //!   the evidence for `cop-parallel-min-bytes` (each size's block bytes, the figure that knob
@@ -150,6 +153,29 @@ fn bench(c: &mut Criterion) {
                 b.iter(|| rt.block_on(w.handle_coprocessor(body.clone(), true)))
             });
         }
+        // The ceiling of any split on this machine: two whole requests at once on the two
+        // compute threads (each iteration answers both; its time against `worker1`'s twice).
+        group.throughput(Throughput::Elements(2 * stats.keys_seen.max(1)));
+        group.bench_function(format!("split/pair/{name}"), |b| {
+            b.iter(|| {
+                rt.block_on(async {
+                    tokio::join!(
+                        whole1.handle_coprocessor(body.clone(), true),
+                        whole1.handle_coprocessor(body.clone(), true)
+                    )
+                })
+            })
+        });
+        // The same for the engine: two whole runs on two threads.
+        group.bench_function(format!("split/engine_pair/{name}"), |b| {
+            b.iter(|| {
+                std::thread::scope(|s| {
+                    let other = s.spawn(local);
+                    (local(), other.join().expect("engine run"))
+                })
+            })
+        });
+        group.throughput(Throughput::Elements(stats.keys_seen.max(1)));
     }
     // Where a split starts to pay: Q6 over the first `rows` rows, whole and in two parts.
     let q6 = dags::q6().expect("q6");
@@ -177,6 +203,13 @@ fn bench(c: &mut Criterion) {
         size *= 4;
     }
     let text = String::from_utf8(split2.metrics().encode_text()).expect("metrics");
+    // How many of the two-part worker's requests split, and why the others did not.
+    for line in text
+        .lines()
+        .filter(|l| l.starts_with("rcop_worker_split_") || l.starts_with("rcop_worker_unsplit_"))
+    {
+        println!("split worker: {line}");
+    }
     assert!(
         text.lines()
             .any(|l| l.starts_with("rcop_worker_split_requests_total ") && !l.ends_with(" 0")),
